@@ -1,0 +1,72 @@
+// Finding ids from shared/DESIGN.md "Stable interfaces" (first catalog,
+// 2026-12), extended with nvml.* and advice.* ids. Ids are never renamed.
+#include "catalog/findings.h"
+
+namespace gd {
+
+const std::vector<CatalogEntry>& finding_catalog() {
+  // clang-format off
+  static const std::vector<CatalogEntry> kCatalog = {
+      // id                              title                                                     rank symptom
+      {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false},
+      {"driver.not-loaded",            "no NVIDIA kernel driver is loaded",                          12, false},
+      {"driver.nouveau",               "nouveau is bound to the GPUs",                               14, false},
+      {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    15, false},
+      {"driver.gpu-unsupported",       "this driver branch does not support the GPU",                16, false},
+      {"driver.library-mismatch",      "kernel module and user-space driver versions differ",        18, false},
+      {"container.driver-mismatch",    "container driver libraries do not match the host module",    19, false},
+      {"cuda.stub-library",            "the toolkit's stub libcuda is loaded",                       20, false},
+      {"cuda.compat-unsupported",      "CUDA forward-compat package on a GPU that lacks support",    22, false},
+      {"cuda.compat-mismatch",         "forward-compat package and system driver disagree",          23, false},
+      {"driver.too-old-for-cuda",      "the CUDA runtime in use needs a newer driver",               24, false},
+      {"container.capabilities",       "NVIDIA_DRIVER_CAPABILITIES lacks what is needed",            26, false},
+      {"cgroup.device-denied",         "the device cgroup denies the GPU nodes",                     28, false},
+      {"devnodes.missing",             "NVIDIA device nodes are missing",                            30, false},
+      {"devnodes.permission",          "this user may not open the NVIDIA device nodes",             31, false},
+      {"uvm.missing",                  "nvidia_uvm is not loaded or /dev/nvidia-uvm is absent",      32, false},
+      {"uvm.hmm",                      "nvidia_uvm HMM support fails on this kernel",                33, false},
+      {"driver.after-suspend",         "CUDA broken since a suspend/resume",                         34, false},
+      {"gpu.fallen-off-bus",           "a GPU has fallen off the bus",                               36, false},
+      {"gpu.reset-required",           "a GPU needs a reset",                                        37, false},
+      {"fabric-manager.not-running",   "NVSwitch system without a running, matching fabric manager", 38, false},
+      {"visible-devices.hides-all",    "CUDA_VISIBLE_DEVICES leaves no device visible",              40, false},
+      {"visible-devices.invalid",      "CUDA_VISIBLE_DEVICES has an entry CUDA rejects",             41, false},
+      {"memory.address-space-limit",   "an address-space limit is too small for CUDA",               42, false},
+      {"mps.unreachable",              "the MPS control daemon cannot be reached",                   44, false},
+      {"compute-mode.exclusive",       "exclusive-process mode and the GPU is taken",                45, false},
+      {"mig.no-instances",             "MIG enabled but no instance created or visible",             46, false},
+      {"memory.held-by-other-process", "other processes hold most of a GPU's memory",                47, false},
+      {"cuda.fork-after-init",         "CUDA initialized before fork",                               48, false},
+      {"nvml.init-hang",               "NVML did not answer within the deadline",                    58, true},
+      {"nvml.init-failed",             "NVML cannot start",                                          59, true},
+      {"cuda.init-hang",               "CUDA did not answer within the deadline",                    60, true},
+      {"cuda.init-failed",             "CUDA cannot start",                                          61, true},
+      {"gpu.missing",                  "fewer GPUs usable than the PCI bus shows",                   62, true},
+      {"device-order.mismatch",        "CUDA's default GPU order differs from nvidia-smi's",         70, false},
+      {"persistence-mode.off",         "persistence mode is off",                                    72, false},
+      {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},
+      {"pcie.errors",                  "AER errors on a GPU's link",                                 81, false},
+      {"p2p.blocked",                  "PCIe settings break peer-to-peer",                           82, false},
+      {"thermal.high",                 "a GPU runs hot",                                             83, false},
+      {"power.throttled",              "a GPU is power throttled",                                   84, false},
+      {"clocks.throttled",             "a GPU's clocks are throttled",                               85, false},
+      {"ecc.uncorrectable",            "uncorrectable ECC errors",                                   86, false},
+      {"ecc.rows-pending",             "row remapping pending",                                      87, false},
+      {"xid.NN",                       "a decoded Xid event",                                        88, false},
+      {"advice.device-order",          "what CUDA_DEVICE_ORDER=PCI_BUS_ID does here",                95, false},
+      {"advice.nvml-based-check",      "what PYTORCH_NVML_BASED_CUDA_CHECK=1 does here",             96, false},
+      {"advice.visible-devices",       "what CUDA_VISIBLE_DEVICES does here",                        97, false},
+  };
+  // clang-format on
+  return kCatalog;
+}
+
+const CatalogEntry* find_catalog_entry(std::string_view id) {
+  if (id.substr(0, 4) == "xid.") id = "xid.NN";
+  for (const auto& e : finding_catalog()) {
+    if (id == e.id) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace gd

@@ -1,0 +1,47 @@
+// Declarations of every check function; the table is in registry.cc.
+#pragma once
+
+#include <vector>
+
+#include "checks/check.h"
+
+namespace gd {
+
+#define GD_CHECK(fn) std::vector<Finding> fn(const Snapshot& s, const Config& c)
+
+// driver, CUDA libraries, kernel modules, device nodes, services, containers
+GD_CHECK(check_driver_loaded);       // driver.not-loaded
+GD_CHECK(check_nouveau);             // driver.nouveau
+GD_CHECK(check_module_load_failed);  // driver.module-load-failed
+GD_CHECK(check_library_mismatch);    // driver.library-mismatch
+GD_CHECK(check_gpu_unsupported);     // driver.gpu-unsupported
+GD_CHECK(check_too_old_for_cuda);    // driver.too-old-for-cuda
+GD_CHECK(check_stub_library);        // cuda.stub-library
+GD_CHECK(check_compat);              // cuda.compat-unsupported, cuda.compat-mismatch
+GD_CHECK(check_uvm);                 // uvm.missing
+GD_CHECK(check_uvm_hmm);             // uvm.hmm
+GD_CHECK(check_after_suspend);       // driver.after-suspend
+GD_CHECK(check_devnodes);            // devnodes.missing, devnodes.permission
+GD_CHECK(check_fabric_manager);      // fabric-manager.not-running
+GD_CHECK(check_container_gpus);      // container.no-gpus
+GD_CHECK(check_container_caps);      // container.capabilities
+GD_CHECK(check_container_driver);    // container.driver-mismatch
+GD_CHECK(check_cgroup_devices);      // cgroup.device-denied
+GD_CHECK(check_nvml_init);           // nvml.init-failed, nvml.init-hang
+GD_CHECK(check_cuda_init);           // cuda.init-failed, cuda.init-hang
+
+// what the user's settings and other processes do to CUDA
+GD_CHECK(check_visible_devices);  // visible-devices.invalid, visible-devices.hides-all
+GD_CHECK(check_device_order);     // device-order.mismatch
+GD_CHECK(check_memory_held);      // memory.held-by-other-process
+GD_CHECK(check_address_space);    // memory.address-space-limit
+GD_CHECK(check_compute_mode);     // compute-mode.exclusive
+GD_CHECK(check_mps);              // mps.unreachable
+GD_CHECK(check_mig);              // mig.no-instances
+GD_CHECK(check_gpu_missing);      // gpu.missing
+GD_CHECK(check_persistence);      // persistence-mode.off
+GD_CHECK(check_folk_remedies);    // advice.device-order, advice.nvml-based-check, advice.visible-devices
+
+#undef GD_CHECK
+
+}  // namespace gd

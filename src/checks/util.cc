@@ -1,0 +1,106 @@
+#include "checks/util.h"
+
+#include <cstdio>
+
+namespace gd {
+
+Finding make_finding(std::string id, Severity severity, std::string summary) {
+  Finding f;
+  f.id = std::move(id);
+  f.severity = severity;
+  f.summary = std::move(summary);
+  return f;
+}
+
+std::vector<Finding> not_applicable(std::string id, std::string why) {
+  return {make_finding(std::move(id), Severity::kNotApplicable, std::move(why))};
+}
+
+std::vector<Finding> all_ok(std::string id, std::string summary) {
+  return {make_finding(std::move(id), Severity::kOk, std::move(summary))};
+}
+
+std::vector<const PciDevice*> pci_gpus(const Snapshot& s) {
+  std::vector<const PciDevice*> out;
+  for (const auto& d : s.pci) {
+    if (d.kind == PciKind::kGpu) out.push_back(&d);
+  }
+  return out;
+}
+
+bool has_nvswitch(const Snapshot& s) {
+  for (const auto& d : s.pci) {
+    if (d.kind == PciKind::kNvSwitch) return true;
+  }
+  return false;
+}
+
+static const CudaRun* run_labeled(const Snapshot& s, const char* label) {
+  for (const auto& r : s.cuda.runs) {
+    if (r.label == label) return &r;
+  }
+  return nullptr;
+}
+
+const CudaRun* user_cuda_run(const Snapshot& s) { return run_labeled(s, "user"); }
+const CudaRun* clean_cuda_run(const Snapshot& s) { return run_labeled(s, "clean"); }
+
+bool cuda_failed(const Snapshot& s) {
+  const CudaRun* r = user_cuda_run(s);
+  if (r == nullptr) return false;
+  if (!r->child_error.empty()) return true;
+  if (!r->library_loaded.empty() && r->init_rc != 0) return true;
+  if (r->init_rc == 0 && r->device_count_rc != 0) return true;
+  if (!r->cudart_loaded.empty() && r->cudart_rc != 0) return true;
+  return false;
+}
+
+int cuda_user_error(const Snapshot& s) {
+  const CudaRun* r = user_cuda_run(s);
+  if (r == nullptr) return 0;
+  if (!r->cudart_loaded.empty() && r->cudart_rc > 0) return r->cudart_rc;
+  if (r->init_rc > 0) return r->init_rc;
+  if (r->device_count_rc > 0) return r->device_count_rc;
+  return 0;
+}
+
+const ModuleInfo* find_module(const Snapshot& s, const std::string& name) {
+  for (const auto& m : s.driver.modules) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+const DevNode* find_devnode(const Snapshot& s, const std::string& path) {
+  for (const auto& n : s.devnodes) {
+    if (n.path == path) return &n;
+  }
+  return nullptr;
+}
+
+const ServiceInfo* find_service(const Snapshot& s, const std::string& name) {
+  for (const auto& v : s.services) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+const std::string* env_var(const Snapshot& s, const std::string& name) {
+  auto it = s.env.vars.find(name);
+  return it == s.env.vars.end() ? nullptr : &it->second;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+}  // namespace gd

@@ -1,0 +1,41 @@
+// Small helpers shared by the checks. Pure functions over the snapshot.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checks/check.h"
+
+namespace gd {
+
+// A finding with id, severity and summary; the check adds the rest.
+Finding make_finding(std::string id, Severity severity, std::string summary);
+// The single "not applicable on this machine" finding for an id.
+std::vector<Finding> not_applicable(std::string id, std::string why);
+// The single "ok" finding for an id.
+std::vector<Finding> all_ok(std::string id, std::string summary);
+
+// NVIDIA GPUs on the PCI bus (kind == kGpu), in bus order.
+std::vector<const PciDevice*> pci_gpus(const Snapshot& s);
+bool has_nvswitch(const Snapshot& s);
+
+// The CUDA probe's run with the user's environment / the clean one; nullptr
+// when that run did not happen.
+const CudaRun* user_cuda_run(const Snapshot& s);
+const CudaRun* clean_cuda_run(const Snapshot& s);
+// True when CUDA was tried and cuInit or cuDeviceGetCount failed (or hung)
+// in the user's environment.
+bool cuda_failed(const Snapshot& s);
+// The error a framework saw (cudaGetDeviceCount) if cudart was found, else
+// cuInit's: the code a user would quote.
+int cuda_user_error(const Snapshot& s);
+
+const ModuleInfo* find_module(const Snapshot& s, const std::string& name);
+const DevNode* find_devnode(const Snapshot& s, const std::string& path);
+const ServiceInfo* find_service(const Snapshot& s, const std::string& name);
+// Environment value, or nullptr when unset.
+const std::string* env_var(const Snapshot& s, const std::string& name);
+
+std::string format_bytes(uint64_t bytes);  // "24.0 GiB"
+
+}  // namespace gd

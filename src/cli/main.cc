@@ -1,0 +1,2 @@
+// STUB main, replaced by the CLI.
+int main() { return 0; }

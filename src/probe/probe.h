@@ -1,0 +1,48 @@
+// Probes: the only code that touches the machine. Each reads one source and
+// records what it saw and how the reading went (a ProbeRecord); a probe
+// failure is data in the snapshot, never an abort.
+#pragma once
+
+#include <string>
+
+#include "snapshot/snapshot.h"
+
+namespace gd {
+
+struct ProbeOptions {
+  std::string root = "/";  // every file read goes through this root
+  std::string nvml_lib = "libnvidia-ml.so.1";
+  std::string cuda_lib = "libcuda.so.1";
+  std::string cudart_lib;   // "" = search the usual places for libcudart.so*
+  double deadline_s = 10;   // for the NVML and CUDA children together
+  std::string self_exe;     // the gpudoctor binary, re-executed as probe child
+  bool hardware = true;     // false: skip NVML and CUDA (tests of file probes)
+};
+
+// Runs every probe and returns the snapshot. Never fails: each probe's
+// outcome is in snapshot.probes.
+Snapshot collect_snapshot(const ProbeOptions& opt);
+
+// File probes (src/probe/<name>.cc). Each fills its part of the snapshot and
+// returns how it went; collect_snapshot() times them.
+ProbeRecord probe_env(const ProbeOptions& opt, Snapshot* s);
+ProbeRecord probe_limits(const ProbeOptions& opt, Snapshot* s);
+ProbeRecord probe_driver(const ProbeOptions& opt, Snapshot* s);   // version, params, modules
+ProbeRecord probe_pci(const ProbeOptions& opt, Snapshot* s);      // sysfs_pci
+ProbeRecord probe_devnodes(const ProbeOptions& opt, Snapshot* s);
+ProbeRecord probe_container(const ProbeOptions& opt, Snapshot* s);
+ProbeRecord probe_services(const ProbeOptions& opt, Snapshot* s);  // + s->processes
+
+// Hardware probes: run NVML and CUDA in child processes (src/probe/nvml.cc,
+// cuda.cc, child.cc) concurrently under one deadline; fill s->nvml, s->cuda
+// and append their ProbeRecords.
+void probe_hardware(const ProbeOptions& opt, Snapshot* s);
+
+// Entry points of the hidden probe-child mode (`gpudoctor __probe-nvml ...`,
+// `gpudoctor __probe-cuda ...`): they load the library, call it, and print
+// one JSON object (NvmlInfo / CudaRun) on stdout. Return the exit code.
+int nvml_child_main(const std::string& lib);
+int cuda_child_main(const std::string& cuda_lib, const std::string& cudart_lib,
+                    const std::string& label);
+
+}  // namespace gd

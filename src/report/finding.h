@@ -1,0 +1,39 @@
+// Findings and the report: what checks produce and sinks render.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "snapshot/snapshot.h"
+
+namespace gd {
+
+// Ordered from best to worst except kNotApplicable, which never counts
+// towards the verdict ("not applicable on this machine" is not "ok").
+enum class Severity { kOk, kInfo, kWarn, kFail, kNotApplicable };
+
+const char* severity_name(Severity s);  // "ok", "info", "warn", "fail", "n/a"
+
+struct Finding {
+  std::string id;  // stable catalog id, "area.condition" (see catalog/findings.h)
+  Severity severity = Severity::kOk;
+  std::vector<std::string> gpus;      // PCI bus ids concerned ("0000:17:00.0")
+  std::string summary;                // one line a newcomer understands
+  std::vector<std::string> evidence;  // exact values or lines that prove it
+  std::vector<std::string> remedy;    // exact commands or steps, in order
+  std::string follows_from;           // id of the root cause this is a consequence of
+  std::string check;                  // name of the check that produced it
+};
+
+// The verdict is the worst severity among findings (n/a ignored).
+struct Report {
+  std::string schema = "gpudoctor.report/v1";
+  Severity verdict = Severity::kOk;
+  std::vector<Finding> findings;  // rank order: most likely root cause first
+  const Snapshot* snapshot = nullptr;  // gpus[] and probes[] come from here
+};
+
+// Monitoring-plugin exit code for a verdict: 0 ok/info, 1 warn, 2 fail.
+int exit_code_for(Severity verdict);
+
+}  // namespace gd

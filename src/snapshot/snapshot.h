@@ -1,0 +1,277 @@
+// The snapshot: everything the probes saw on one machine, as plain data.
+//
+// It has a versioned JSON form (gpudoctor.snapshot/v1, see snapshot_json.h)
+// and is the only input of the checks. Probes fill it; `explain` fills parts
+// of it from pasted text; tests load it from tests/snapshots/.
+//
+// Conventions:
+//  - Units are in the field name (_bytes, _mb, _gts, _ms, _c) or a comment.
+//  - A value read through NVML carries its NVML return code next to it
+//    (NvmlValue): NOT_SUPPORTED (3) and GPU_IS_LOST (15) mean different things.
+//  - std::optional means "not known"; an empty string means "known empty".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gd {
+
+inline constexpr const char* kSnapshotSchema = "gpudoctor.snapshot/v1";
+
+// How one probe went. A probe failure is data, never an abort.
+enum class ProbeStatus { kOk, kUnavailable, kFailed, kTimedOut };
+
+struct ProbeRecord {
+  std::string name;  // "env", "limits", "driver", "pci", "devnodes", ...
+  ProbeStatus status = ProbeStatus::kOk;
+  std::string detail;      // reason when not ok, e.g. "no /proc/driver/nvidia"
+  double duration_ms = 0;  // wall time the probe took
+};
+
+// --- environment --------------------------------------------------------
+
+// Allow-listed variables only (CUDA_*, NVIDIA_*, NCCL_*, PYTORCH_*, TORCH_*,
+// LD_LIBRARY_PATH, LD_PRELOAD, SLURM_*, ...). Nothing else is ever recorded.
+struct EnvInfo {
+  std::map<std::string, std::string> vars;
+};
+
+// --- process limits and memory policy -----------------------------------
+
+struct LimitsInfo {
+  std::optional<uint64_t> rlimit_as_bytes;     // soft RLIMIT_AS; nullopt = unlimited
+  std::optional<uint64_t> rlimit_data_bytes;   // soft RLIMIT_DATA; nullopt = unlimited
+  int overcommit_memory = -1;                  // /proc/sys/vm/overcommit_memory (0,1,2), -1 unknown
+  std::optional<uint64_t> overcommit_ratio;    // percent
+  std::optional<uint64_t> commit_limit_bytes;  // /proc/meminfo CommitLimit
+  std::optional<uint64_t> committed_as_bytes;  // /proc/meminfo Committed_AS
+  std::optional<uint64_t> mem_total_bytes;     // /proc/meminfo MemTotal
+  std::optional<uint64_t> cgroup_memory_limit_bytes;  // nullopt = no limit found
+  std::string cgroup_path;                            // from /proc/self/cgroup
+  uint32_t uid = 0;
+  uint32_t euid = 0;
+  std::vector<uint32_t> groups;  // supplementary groups (for devnode access)
+};
+
+// --- kernel driver --------------------------------------------------------
+
+struct ModuleInfo {
+  std::string name;   // "nvidia", "nvidia_uvm", "nouveau", ...
+  std::string state;  // "Live", "Loading", "Unloading"
+  int refcount = 0;
+  std::string taint;  // "(POE)" letters without parentheses, e.g. "POE"
+};
+
+struct DriverInfo {
+  bool proc_driver_nvidia = false;  // /proc/driver/nvidia exists
+  std::string version;              // kernel module version, e.g. "550.54.14"
+  std::string version_line;         // the full NVRM version line
+  bool open_kernel_module = false;  // "Open Kernel Module" in the version line
+  std::map<std::string, std::string> params;  // /proc/driver/nvidia/params
+  std::vector<ModuleInfo> modules;  // NVIDIA-related and nouveau only
+  // /sys/module/nvidia_uvm/parameters/uvm_disable_hmm: "Y"/"N"/"" unknown
+  std::string uvm_disable_hmm;
+  // /proc/devices: dynamic majors ("nvidia-uvm" -> 510, ...)
+  std::map<std::string, int> char_majors;
+  // /proc/driver/nvidia/suspend_depth or similar evidence of a resume;
+  // seconds since the last system resume where known
+  std::optional<double> seconds_since_resume;
+};
+
+// --- PCI bus (sysfs) -------------------------------------------------------
+
+enum class PciKind { kGpu, kNvSwitch, kAudio, kBridge, kOther };
+
+struct PciDevice {
+  std::string bdf;  // "0000:17:00.0", lower-case, as in sysfs
+  uint16_t vendor_id = 0;
+  uint16_t device_id = 0;
+  uint16_t subsystem_vendor_id = 0;
+  uint16_t subsystem_device_id = 0;
+  uint32_t class_code = 0;  // 24-bit, e.g. 0x030200
+  PciKind kind = PciKind::kOther;
+  std::string driver;  // bound driver name ("nvidia", "nouveau", "vfio-pci"), "" unbound
+  int numa_node = -1;
+  std::string local_cpulist;  // "0-31,64-95"
+  double current_link_speed_gts = 0;  // GT/s; 0 unknown
+  double max_link_speed_gts = 0;
+  int current_link_width = 0;  // lanes; 0 unknown
+  int max_link_width = 0;
+  // From /proc/driver/nvidia/gpus/<bdf>/information when the driver has it.
+  std::string proc_model;
+  std::string proc_uuid;
+  std::optional<int> proc_minor;  // "Device Minor:" = N in /dev/nvidiaN
+  bool proc_excluded = false;     // "GPU Excluded: Yes"
+};
+
+// --- device nodes ------------------------------------------------------------
+
+struct DevNode {
+  std::string path;  // "/dev/nvidiactl" (as seen by the user, not under --root)
+  bool exists = false;
+  bool is_char_device = false;
+  int major = -1;
+  int minor = -1;
+  uint32_t mode = 0;  // permission bits, e.g. 0666
+  uint32_t owner_uid = 0;
+  uint32_t owner_gid = 0;
+  bool can_open = false;  // read+write access for this process's credentials
+  std::string error;      // strerror of a failed stat/access, "" when fine
+};
+
+// --- container ---------------------------------------------------------------
+
+struct ContainerInfo {
+  bool in_container = false;
+  std::string runtime;   // "docker", "podman", "kubernetes", "lxc", "containerd", ""
+  std::string evidence;  // what told us ("/.dockerenv exists", "cgroup path ...")
+  // Device cgroup (v1 devices.list lines, e.g. "c 195:* rwm"); empty when
+  // unknown or cgroup v2 (eBPF device filter, not readable from inside).
+  std::vector<std::string> devices_allow;
+  bool devices_cgroup_known = false;
+  // Driver libraries visible in the container: path -> version parsed from the
+  // file name (libcuda.so.550.54.14 -> "550.54.14").
+  std::map<std::string, std::string> driver_libraries;
+};
+
+// --- services -------------------------------------------------------------------
+
+struct ServiceInfo {
+  std::string name;  // "nv-fabricmanager", "nvidia-persistenced", "nvidia-cuda-mps-control"
+  bool running = false;
+  std::vector<int> pids;
+  std::string version;  // where known (fabric manager package version)
+};
+
+struct ProcessInfo {
+  int pid = 0;
+  std::string comm;  // /proc/PID/comm
+};
+
+// --- NVML ---------------------------------------------------------------------
+
+// A value read through NVML with the return code of the call that read it.
+// rc = -1: never asked (symbol missing or an earlier call failed).
+template <class T>
+struct NvmlValue {
+  T value{};
+  int rc = -1;
+  bool ok() const { return rc == 0; }
+};
+
+struct NvmlProcess {
+  uint32_t pid = 0;
+  std::optional<uint64_t> used_memory_bytes;  // nullopt = NVML_VALUE_NOT_AVAILABLE
+};
+
+struct NvmlGpu {
+  uint32_t index = 0;
+  int handle_rc = 0;  // nvmlDeviceGetHandleByIndex_v2
+  NvmlValue<std::string> name;
+  NvmlValue<std::string> uuid;
+  NvmlValue<std::string> pci_bus_id;  // normalized "0000:17:00.0"
+  NvmlValue<uint32_t> pci_device_id;  // (device << 16) | vendor, e.g. 0x268410DE
+  NvmlValue<uint32_t> minor_number;
+  NvmlValue<uint64_t> memory_total_bytes;
+  NvmlValue<uint64_t> memory_used_bytes;
+  NvmlValue<uint64_t> memory_free_bytes;
+  NvmlValue<int> persistence_mode;  // 0 disabled, 1 enabled
+  NvmlValue<int> compute_mode;      // 0 default, 2 prohibited, 3 exclusive-process
+  NvmlValue<int> mig_mode_current;  // 0 disabled, 1 enabled
+  NvmlValue<int> mig_mode_pending;
+  NvmlValue<int> cc_major;  // CUDA compute capability
+  NvmlValue<int> cc_minor;
+  NvmlValue<int> architecture;  // nvmlDeviceArchitecture_t
+  NvmlValue<std::vector<NvmlProcess>> processes;  // compute processes
+  NvmlValue<int> fabric_state;   // 0 not supported, 1 not started, 2 in progress, 3 completed
+  NvmlValue<int> fabric_status;  // nvmlReturn_t inside the fabric info
+  NvmlValue<uint32_t> mig_instance_count;  // MIG devices visible (GetMaxMigDeviceCount/handles)
+};
+
+// The NVML probe, run in a child process.
+struct NvmlInfo {
+  bool attempted = false;
+  std::string library_requested;  // "libnvidia-ml.so.1" or --nvml-lib
+  std::string library_loaded;     // real path from dladdr; "" if dlopen failed
+  std::string dlopen_error;
+  int init_rc = -1;               // nvmlInit_v2 (or nvmlInit)
+  std::string init_symbol;        // which symbol was used
+  NvmlValue<std::string> driver_version;
+  NvmlValue<std::string> nvml_version;
+  NvmlValue<int> cuda_driver_version;  // 12040 = 12.4
+  NvmlValue<uint32_t> device_count;
+  std::vector<NvmlGpu> gpus;
+  // Child outcome: "" normal, "timeout", "crashed: SIGSEGV", "bad output: ...".
+  std::string child_error;
+  double duration_ms = 0;
+};
+
+// --- CUDA -----------------------------------------------------------------------
+
+struct CudaDevice {
+  int ordinal = 0;  // in this run's order (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES)
+  int get_rc = -1;  // cuDeviceGet
+  std::string name;
+  std::string pci_bus_id;  // normalized "0000:17:00.0"
+  std::string uuid;        // "GPU-xxxxxxxx-..."
+  uint64_t total_memory_bytes = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int multiprocessors = 0;
+  int ctx_rc = -1;  // cuDevicePrimaryCtxRetain + cuCtxSetCurrent + cuMemGetInfo
+};
+
+// One run of the CUDA probe in a child process.
+struct CudaRun {
+  std::string label;  // "user" (the user's environment) or "clean"
+  std::map<std::string, std::string> env_changes;  // what "clean" changed ("" = unset)
+  std::string library_requested;
+  std::string library_loaded;
+  std::string dlopen_error;
+  int driver_version_rc = -1;
+  int driver_version = 0;  // cuDriverGetVersion, 12040 = 12.4
+  int init_rc = -1;        // cuInit(0)
+  int device_count_rc = -1;
+  int device_count = 0;
+  std::vector<CudaDevice> devices;
+  // CUDA runtime (libcudart), when one was found: the error frameworks show.
+  std::string cudart_loaded;
+  int cudart_runtime_version = 0;  // cudaRuntimeGetVersion
+  int cudart_rc = -1;              // cudaGetDeviceCount
+  int cudart_device_count = 0;
+  std::string child_error;  // "" normal, "timeout", "crashed: SIGSEGV", ...
+  double duration_ms = 0;
+};
+
+struct CudaInfo {
+  bool attempted = false;
+  std::vector<CudaRun> runs;  // "user" first; "clean" only when "user" failed
+};
+
+// --- the snapshot -------------------------------------------------------------
+
+struct Snapshot {
+  std::string schema = kSnapshotSchema;
+  std::string tool_version;
+  std::string hostname;
+  std::string taken_at;  // ISO 8601 UTC
+  std::string root;      // --root used ("/" on a live machine)
+  double deadline_s = 10;
+
+  EnvInfo env;
+  LimitsInfo limits;
+  DriverInfo driver;
+  std::vector<PciDevice> pci;  // NVIDIA functions only, sorted by bdf
+  std::vector<DevNode> devnodes;
+  ContainerInfo container;
+  std::vector<ServiceInfo> services;
+  std::vector<ProcessInfo> processes;  // NVIDIA-related processes only
+  NvmlInfo nvml;
+  CudaInfo cuda;
+  std::vector<ProbeRecord> probes;
+};
+
+}  // namespace gd

@@ -1,0 +1,153 @@
+#include "snapshot/snapshot_json.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace nlohmann {
+// nlohmann-json 3.11 has no std::optional support: null <-> nullopt.
+template <class T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& o) {
+    if (o) {
+      j = *o;
+    } else {
+      j = nullptr;
+    }
+  }
+  static void from_json(const json& j, std::optional<T>& o) {
+    if (j.is_null()) {
+      o.reset();
+    } else {
+      o = j.get<T>();
+    }
+  }
+};
+}  // namespace nlohmann
+
+namespace gd {
+
+NLOHMANN_JSON_SERIALIZE_ENUM(ProbeStatus, {{ProbeStatus::kOk, "ok"},
+                                           {ProbeStatus::kUnavailable, "unavailable"},
+                                           {ProbeStatus::kFailed, "failed"},
+                                           {ProbeStatus::kTimedOut, "timed-out"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(PciKind, {{PciKind::kOther, "other"},
+                                       {PciKind::kGpu, "gpu"},
+                                       {PciKind::kNvSwitch, "nvswitch"},
+                                       {PciKind::kAudio, "audio"},
+                                       {PciKind::kBridge, "bridge"}})
+
+const char* probe_status_name(ProbeStatus s) {
+  switch (s) {
+    case ProbeStatus::kOk: return "ok";
+    case ProbeStatus::kUnavailable: return "unavailable";
+    case ProbeStatus::kFailed: return "failed";
+    case ProbeStatus::kTimedOut: return "timed-out";
+  }
+  return "?";
+}
+
+const char* pci_kind_name(PciKind k) {
+  switch (k) {
+    case PciKind::kGpu: return "gpu";
+    case PciKind::kNvSwitch: return "nvswitch";
+    case PciKind::kAudio: return "audio";
+    case PciKind::kBridge: return "bridge";
+    case PciKind::kOther: return "other";
+  }
+  return "?";
+}
+
+template <class T>
+void to_json(nlohmann::json& j, const NvmlValue<T>& v) {
+  j = nlohmann::json{{"value", v.value}, {"rc", v.rc}};
+}
+template <class T>
+void from_json(const nlohmann::json& j, NvmlValue<T>& v) {
+  v.value = j.value("value", T{});
+  v.rc = j.value("rc", -1);
+}
+
+#define GD_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
+
+GD_JSON(ProbeRecord, name, status, detail, duration_ms)
+GD_JSON(EnvInfo, vars)
+GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, overcommit_memory, overcommit_ratio,
+        commit_limit_bytes, committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes,
+        cgroup_path, uid, euid, groups)
+GD_JSON(ModuleInfo, name, state, refcount, taint)
+GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_module, params,
+        modules, uvm_disable_hmm, char_majors, seconds_since_resume)
+GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id,
+        class_code, kind, driver, numa_node, local_cpulist, current_link_speed_gts,
+        max_link_speed_gts, current_link_width, max_link_width, proc_model, proc_uuid,
+        proc_minor, proc_excluded)
+GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid,
+        can_open, error)
+GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
+        driver_libraries)
+GD_JSON(ServiceInfo, name, running, pids, version)
+GD_JSON(ProcessInfo, pid, comm)
+GD_JSON(NvmlProcess, pid, used_memory_bytes)
+GD_JSON(NvmlGpu, index, handle_rc, name, uuid, pci_bus_id, pci_device_id, minor_number,
+        memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
+        compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
+        processes, fabric_state, fabric_status, mig_instance_count)
+GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc,
+        init_symbol, driver_version, nvml_version, cuda_driver_version, device_count, gpus,
+        child_error, duration_ms)
+GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major,
+        cc_minor, multiprocessors, ctx_rc)
+GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
+        driver_version_rc, driver_version, init_rc, device_count_rc, device_count, devices,
+        cudart_loaded, cudart_runtime_version, cudart_rc, cudart_device_count, child_error,
+        duration_ms)
+GD_JSON(CudaInfo, attempted, runs)
+GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits,
+        driver, pci, devnodes, container, services, processes, nvml, cuda, probes)
+
+#undef GD_JSON
+
+nlohmann::json snapshot_to_json(const Snapshot& s) { return s; }
+
+std::string snapshot_to_string(const Snapshot& s) {
+  // Replace invalid UTF-8 (a garbled proc file) instead of throwing.
+  return snapshot_to_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return Error{"not a gpudoctor snapshot: top level is not an object"};
+  auto schema = j.find("schema");
+  if (schema == j.end() || !schema->is_string()) {
+    return Error{"not a gpudoctor snapshot: no \"schema\" field"};
+  }
+  if (*schema != kSnapshotSchema) {
+    return Error{"unsupported snapshot schema \"" + schema->get<std::string>() +
+                 "\" (this gpudoctor reads " + kSnapshotSchema + ")"};
+  }
+  try {
+    return j.get<Snapshot>();
+  } catch (const nlohmann::json::exception& e) {
+    return Error{std::string("malformed snapshot: ") + e.what()};
+  }
+}
+
+Result<Snapshot> snapshot_from_string(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Error{"malformed snapshot: not valid JSON"};
+  return snapshot_from_json(j);
+}
+
+Result<Snapshot> snapshot_from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read snapshot " + path + ": " + std::strerror(errno)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto r = snapshot_from_string(ss.str());
+  if (!r.ok()) return Error{path + ": " + r.error()};
+  return r;
+}
+
+}  // namespace gd
