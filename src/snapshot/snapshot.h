@@ -185,6 +185,7 @@ struct NvmlGpu {
   NvmlValue<int> cc_major;  // CUDA compute capability
   NvmlValue<int> cc_minor;
   NvmlValue<int> architecture;  // nvmlDeviceArchitecture_t
+  NvmlValue<uint32_t> max_sm_clock_mhz;  // nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
   NvmlValue<std::vector<NvmlProcess>> processes;  // compute processes
   NvmlValue<int> fabric_state;   // 0 not supported, 1 not started, 2 in progress, 3 completed
   NvmlValue<int> fabric_status;  // nvmlReturn_t inside the fabric info
@@ -221,6 +222,7 @@ struct CudaDevice {
   int cc_major = 0;
   int cc_minor = 0;
   int multiprocessors = 0;
+  int clock_khz = 0;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
   int ctx_rc = -1;  // cuDevicePrimaryCtxRetain + cuCtxSetCurrent + cuMemGetInfo
 };
 

@@ -93,12 +93,12 @@ GD_JSON(NvmlProcess, pid, used_memory_bytes)
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, pci_bus_id, pci_device_id, minor_number,
         memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
         compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
-        processes, fabric_state, fabric_status, mig_instance_count)
+        max_sm_clock_mhz, processes, fabric_state, fabric_status, mig_instance_count)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc,
         init_symbol, driver_version, nvml_version, cuda_driver_version, device_count, gpus,
         child_error, duration_ms)
 GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major,
-        cc_minor, multiprocessors, ctx_rc)
+        cc_minor, multiprocessors, clock_khz, ctx_rc)
 GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
         driver_version_rc, driver_version, init_rc, device_count_rc, device_count, devices,
         cudart_loaded, cudart_runtime_version, cudart_rc, cudart_device_count, child_error,
