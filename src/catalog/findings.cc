@@ -4,15 +4,25 @@
 
 namespace gd {
 
+namespace {
+// What a machine without a working kernel driver also shows.
+const std::vector<std::string_view> kNoDriver = {
+    "driver.not-loaded", "driver.module-load-failed", "devnodes.missing", "uvm.missing",
+    "container.driver-mismatch", "persistence-mode.off"};
+// What a container without GPUs also shows.
+const std::vector<std::string_view> kNoDevices = {"devnodes.missing", "uvm.missing",
+                                                  "visible-devices.hides-all"};
+}  // namespace
+
 const std::vector<CatalogEntry>& finding_catalog() {
   // clang-format off
   static const std::vector<CatalogEntry> kCatalog = {
       // id                              title                                                     rank symptom
-      {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false},
-      {"driver.not-loaded",            "no NVIDIA kernel driver is loaded",                          12, false},
-      {"driver.nouveau",               "nouveau is bound to the GPUs",                               14, false},
-      {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    15, false},
-      {"driver.gpu-unsupported",       "this driver branch does not support the GPU",                16, false},
+      {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false, kNoDevices},
+      {"driver.nouveau",               "nouveau is bound to the GPUs",                               11, false, kNoDriver},
+      {"driver.gpu-unsupported",       "this driver branch does not support the GPU",                12, false, kNoDriver},
+      {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    13, false, kNoDriver},
+      {"driver.not-loaded",            "no NVIDIA kernel driver is loaded",                          14, false, kNoDriver},
       {"driver.library-mismatch",      "kernel module and user-space driver versions differ",        18, false},
       {"container.driver-mismatch",    "container driver libraries do not match the host module",    19, false},
       {"cuda.stub-library",            "the toolkit's stub libcuda is loaded",                       20, false},

@@ -4,7 +4,9 @@
 // lowest rank is the most likely root cause (a missing kernel driver explains
 // missing device nodes, which explain a failing cuInit). `symptom` marks ids
 // that describe an effect (cuda.init-failed, gpu.missing) rather than a cause:
-// in a report with a cause they are marked as following from it.
+// in a report with a cause they are marked as following from it. `explains`
+// lists the causes a root cause makes fire as well (no driver -> no device
+// nodes): those are marked as following from it too.
 #pragma once
 
 #include <string>
@@ -18,6 +20,7 @@ struct CatalogEntry {
   const char* title;
   int rank;
   bool symptom;
+  std::vector<std::string_view> explains = {};
 };
 
 const std::vector<CatalogEntry>& finding_catalog();

@@ -1,2 +1,69 @@
-// STUB main, replaced by the CLI.
-int main() { return 0; }
+// gpudoctor: why CUDA will not start, and what to type to fix it.
+#include <cstdio>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kAbout =
+    "gpudoctor — diagnoses why CUDA will not start (or starts wrong) on this machine";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (gd::is_probe_child(argc, argv)) return gd::run_probe_child(argc, argv);
+
+  CLI::App app{kAbout, "gpudoctor"};
+  app.set_version_flag("--version", std::string("gpudoctor ") + GD_VERSION);
+  app.require_subcommand(1);
+
+  gd::CheckArgs check;
+  gd::SnapshotArgs snapshot;
+  // The table of subcommands.
+  struct Command {
+    const char* name;
+    const char* help;
+    std::function<void(CLI::App*)> setup;
+    std::function<int()> run;
+  };
+  const Command kCommands[] = {
+      {"check", "Name the root cause when CUDA will not start, with evidence and the fix",
+       [&](CLI::App* a) { gd::setup_check(a, &check); }, [&] { return gd::run_check(check); }},
+      {"snapshot", "Record this machine as a gpudoctor.snapshot/v1 JSON file",
+       [&](CLI::App* a) { gd::setup_snapshot(a, &snapshot); },
+       [&] { return gd::run_snapshot(snapshot); }},
+  };
+  std::vector<std::pair<CLI::App*, const Command*>> subs;
+  for (const Command& c : kCommands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.setup(sub);
+    subs.emplace_back(sub, &c);
+  }
+
+  std::string names;
+  bool known = false;
+  for (const Command& c : kCommands) {
+    names += std::string(names.empty() ? "" : ", ") + c.name;
+    known = known || (argc >= 2 && c.name == std::string_view(argv[1]));
+  }
+  if (argc >= 2 && argv[1][0] != '-' && !known) {
+    gd::print_error(std::string("unknown command '") + argv[1] + "' (commands: " + names + ")");
+    return gd::kExitUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    gd::print_error(std::string(e.what()) + " (see gpudoctor --help)");
+    return gd::kExitUsage;
+  }
+  for (const auto& [sub, cmd] : subs) {
+    if (sub->parsed()) return cmd->run();
+  }
+  return gd::kExitUsage;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what gpudoctor needs to build and test on Debian 12 (run as root,
+# or with sudo available). Safe to run again: apt-get skips what is there.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config
+  libcli11-dev nlohmann-json3-dev libfmt-dev   # command line, JSON, formatting
+  libgtest-dev libgmock-dev libbenchmark-dev   # tests and benchmarks
+  clang-format python3                         # format check, e2e test driver
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Writes docs/checks.md from the check registry (`gpudoctor check --list-checks --json`).
+
+usage: gen-docs.py GPUDOCTOR [--check]   (--check: fail if docs/checks.md is out of date)
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.path.join(ROOT, "docs", "checks.md")
+
+
+def render(checks):
+    out = ["# Checks", "",
+           "Generated from `src/checks/registry.cc` by `scripts/gen-docs.py`; do not edit by hand.",
+           "Run one check or area with `gpudoctor check --only NAME|ID|AREA`, skip with `--skip`.",
+           "", "| check | verifies | finding ids |", "|---|---|---|"]
+    for c in checks:
+        ids = ", ".join(f"`{i}`" for i in c["ids"])
+        out.append(f"| `{c['name']}` | {c['description']} | {ids} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    gd = sys.argv[1]
+    listing = subprocess.run([gd, "check", "--list-checks", "--json"], capture_output=True,
+                             text=True, check=True).stdout
+    text = render(json.loads(listing))
+    if "--check" in sys.argv:
+        with open(TARGET) as f:
+            if f.read() != text:
+                sys.exit("docs/checks.md is out of date: run scripts/gen-docs.py build/gpudoctor")
+        print("docs/checks.md is up to date")
+        return
+    with open(TARGET, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+// gpudoctor check: probe (or load a snapshot), run the checks, print the
+// report, exit with the verdict's code.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "checks/check.h"
+#include "cli/commands.h"
+#include "report/render.h"
+#include "report/report.h"
+#include "snapshot/snapshot_json.h"
+
+namespace gd {
+namespace {
+
+int list_checks(bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& c : all_checks()) {
+      out.push_back({{"name", c.name}, {"description", c.description}, {"ids", c.ids}});
+    }
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
+  for (const auto& c : all_checks()) {
+    std::string ids;
+    for (const auto& id : c.ids) ids += (ids.empty() ? "" : ", ") + id;
+    std::printf("%-24s %s\n%-24s   ids: %s\n", c.name, c.description, "", ids.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void setup_check(CLI::App* app, CheckArgs* args) {
+  app->add_option("--from", args->from, "Analyse a snapshot recorded by `gpudoctor snapshot`")
+      ->option_text("FILE");
+  app->add_flag("--json", args->json, "Print the gpudoctor.report/v1 JSON report");
+  app->add_flag("--list-checks", args->list_checks, "List the checks and the ids they emit");
+  app->add_flag("-v,--verbose", args->verbose, "Also list the checks that passed");
+  app->add_option("--only", args->only, "Run only these checks, finding ids or areas")
+      ->option_text("IDS")
+      ->delimiter(',');
+  app->add_option("--skip", args->skip, "Skip these checks, finding ids or areas")
+      ->option_text("IDS")
+      ->delimiter(',');
+  add_probe_options(app, &args->probe);
+}
+
+int run_check(const CheckArgs& args) {
+  if (args.list_checks) return list_checks(args.json);
+  auto checks = select_checks(args.only, args.skip);
+  if (!checks.ok()) {
+    print_error(checks.error());
+    return kExitUsage;
+  }
+  Snapshot snapshot;
+  if (!args.from.empty()) {
+    auto loaded = snapshot_from_file(args.from);
+    if (!loaded.ok()) {
+      print_error(loaded.error());
+      return kExitInternal;
+    }
+    snapshot = std::move(*loaded);
+  } else {
+    ProbeOptions opt = args.probe;
+    opt.self_exe = self_exe_path();
+    snapshot = collect_snapshot(opt);
+  }
+  Report report = run_checks(snapshot, Config{}, *checks, args.only, args.skip);
+  std::string out = args.json ? render_json(report) : render_text(report, {args.verbose});
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return exit_code_for(report.verdict);
+}
+
+}  // namespace gd

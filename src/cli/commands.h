@@ -1,0 +1,51 @@
+// Subcommands. Each has an options struct, a setup function that declares its
+// flags on a CLI11 subcommand, and a run function returning the exit code.
+// main.cc holds the one table of them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "probe/probe.h"
+
+namespace gd {
+
+// Exit codes (shared/DESIGN.md "Stable interfaces").
+inline constexpr int kExitUsage = 64;     // bad command line
+inline constexpr int kExitInternal = 3;   // the tool could not decide
+
+// "gpudoctor: <message>" on stderr, one line.
+void print_error(std::string_view message);
+
+// --root, --nvml-lib, --cuda-lib, --cudart-lib, --deadline.
+void add_probe_options(CLI::App* app, ProbeOptions* opt);
+// The running binary, re-executed as the probe child.
+std::string self_exe_path();
+
+struct CheckArgs {
+  ProbeOptions probe;
+  std::string from;  // --from FILE: analyse a recorded snapshot
+  bool json = false;
+  bool list_checks = false;
+  bool verbose = false;
+  std::vector<std::string> only;
+  std::vector<std::string> skip;
+};
+void setup_check(CLI::App* app, CheckArgs* args);
+int run_check(const CheckArgs& args);
+
+struct SnapshotArgs {
+  ProbeOptions probe;
+  std::string output;  // -o FILE; "" = stdout
+};
+void setup_snapshot(CLI::App* app, SnapshotArgs* args);
+int run_snapshot(const SnapshotArgs& args);
+
+// The hidden probe-child mode: `gpudoctor __probe-nvml|__probe-cuda ...`.
+bool is_probe_child(int argc, char** argv);
+int run_probe_child(int argc, char** argv);
+
+}  // namespace gd

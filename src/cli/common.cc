@@ -1,0 +1,38 @@
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include "cli/commands.h"
+
+namespace gd {
+
+void print_error(std::string_view message) {
+  std::fprintf(stderr, "gpudoctor: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+void add_probe_options(CLI::App* app, ProbeOptions* opt) {
+  app->add_option("--root", opt->root, "Read /proc, /sys, /dev and /run under DIR")
+      ->option_text("DIR")
+      ->check(CLI::ExistingDirectory);
+  app->add_option("--nvml-lib", opt->nvml_lib, "NVML library to load (default libnvidia-ml.so.1)")
+      ->option_text("PATH");
+  app->add_option("--cuda-lib", opt->cuda_lib, "CUDA driver library to load (default libcuda.so.1)")
+      ->option_text("PATH");
+  app->add_option("--cudart-lib", opt->cudart_lib,
+                  "CUDA runtime library for cudaGetDeviceCount (default: search)")
+      ->option_text("PATH");
+  app->add_option("--deadline", opt->deadline_s,
+                  "Seconds NVML and CUDA may take before they count as hung (default 10)")
+      ->option_text("SECONDS")
+      ->check(CLI::Range(0.1, 600.0));
+}
+
+std::string self_exe_path() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace gd

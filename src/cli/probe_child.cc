@@ -1,0 +1,34 @@
+// `gpudoctor __probe-nvml --lib PATH` and
+// `gpudoctor __probe-cuda --lib PATH --cudart PATH --label user|clean`:
+// the probe children that call NVML and CUDA (src/probe/child.cc runs them).
+#include <cstring>
+
+#include "cli/commands.h"
+
+namespace gd {
+
+bool is_probe_child(int argc, char** argv) {
+  return argc >= 2 && (std::strcmp(argv[1], "__probe-nvml") == 0 ||
+                       std::strcmp(argv[1], "__probe-cuda") == 0);
+}
+
+int run_probe_child(int argc, char** argv) {
+  std::string lib, cudart, label = "user";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string_view flag = argv[i];
+    if (flag == "--lib") {
+      lib = argv[i + 1];
+    } else if (flag == "--cudart") {
+      cudart = argv[i + 1];
+    } else if (flag == "--label") {
+      label = argv[i + 1];
+    } else {
+      print_error("probe child: unknown flag " + std::string(flag));
+      return kExitUsage;
+    }
+  }
+  if (std::strcmp(argv[1], "__probe-nvml") == 0) return nvml_child_main(lib);
+  return cuda_child_main(lib, cudart, label);
+}
+
+}  // namespace gd

@@ -1,0 +1,53 @@
+// Runs every probe in a fixed order and times each one.
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "probe/probe.h"
+
+namespace gd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string utc_now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
+}  // namespace
+
+Snapshot collect_snapshot(const ProbeOptions& opt) {
+  Snapshot s;
+  s.tool_version = GD_VERSION;
+  s.hostname = host_name();
+  s.taken_at = utc_now_iso8601();
+  s.root = opt.root;
+  s.deadline_s = opt.deadline_s;
+
+  // env comes first: the container probe reads the `container` variable.
+  using FileProbe = ProbeRecord (*)(const ProbeOptions&, Snapshot*);
+  const FileProbe kFileProbes[] = {probe_env,      probe_limits,    probe_driver,  probe_pci,
+                                   probe_devnodes, probe_container, probe_services};
+  for (FileProbe probe : kFileProbes) {
+    auto start = Clock::now();
+    ProbeRecord rec = probe(opt, &s);
+    rec.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    s.probes.push_back(std::move(rec));
+  }
+  if (opt.hardware) probe_hardware(opt, &s);
+  return s;
+}
+
+}  // namespace gd

@@ -1,0 +1,22 @@
+// Sinks: render a Report. They never decide health themselves.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "report/finding.h"
+
+namespace gd {
+
+struct TextOptions {
+  bool verbose = false;  // also list ok and n/a findings one per line
+};
+
+std::string render_text(const Report& r, const TextOptions& opt = {});
+
+// gpudoctor.report/v1: verdict, findings[] (rank order), gpus[], probes[].
+nlohmann::ordered_json report_to_json(const Report& r);
+std::string render_json(const Report& r);  // pretty, trailing newline
+
+}  // namespace gd

@@ -1,0 +1,128 @@
+#include "report/report.h"
+
+#include <algorithm>
+
+#include "catalog/findings.h"
+
+namespace gd {
+namespace {
+
+bool item_matches_id(const std::string& item, const std::string& id) {
+  if (item == id) return true;
+  // An area: "driver" matches "driver.not-loaded".
+  return id.size() > item.size() && id.compare(0, item.size(), item) == 0 &&
+         id[item.size()] == '.';
+}
+
+bool item_matches_check(const std::string& item, const CheckEntry& c) {
+  if (item == c.name) return true;
+  return std::any_of(c.ids.begin(), c.ids.end(),
+                     [&](const std::string& id) { return item_matches_id(item, id); });
+}
+
+bool excluded(const std::string& id, const std::vector<std::string>& only,
+              const std::vector<std::string>& skip, const std::string& check) {
+  auto hits = [&](const std::string& item) { return item == check || item_matches_id(item, id); };
+  if (!only.empty() && std::none_of(only.begin(), only.end(), hits)) return true;
+  return std::any_of(skip.begin(), skip.end(), hits);
+}
+
+int severity_order(Severity s) {
+  switch (s) {
+    case Severity::kFail: return 0;
+    case Severity::kWarn: return 1;
+    case Severity::kInfo: return 2;
+    case Severity::kOk: return 3;
+    case Severity::kNotApplicable: return 4;
+  }
+  return 5;
+}
+
+int catalog_rank(const std::string& id) {
+  const CatalogEntry* e = find_catalog_entry(id);
+  return e == nullptr ? 1000 : e->rank;
+}
+
+bool is_problem(const Finding& f) {
+  return f.severity == Severity::kFail || f.severity == Severity::kWarn;
+}
+
+}  // namespace
+
+Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::string>& only,
+                                                     const std::vector<std::string>& skip) {
+  for (const auto* list : {&only, &skip}) {
+    for (const auto& item : *list) {
+      bool known = std::any_of(all_checks().begin(), all_checks().end(),
+                               [&](const CheckEntry& c) { return item_matches_check(item, c); });
+      if (!known) return Error{"unknown check or finding id '" + item + "' (see --list-checks)"};
+    }
+  }
+  std::vector<const CheckEntry*> out;
+  for (const auto& c : all_checks()) {
+    auto hits = [&](const std::string& item) { return item_matches_check(item, c); };
+    if (!only.empty() && std::none_of(only.begin(), only.end(), hits)) continue;
+    // A check is skipped whole only when named; an id skips just that id.
+    if (std::find(skip.begin(), skip.end(), c.name) != skip.end()) continue;
+    out.push_back(&c);
+  }
+  return out;
+}
+
+Severity worst_severity(const std::vector<Finding>& findings) {
+  Severity worst = Severity::kOk;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::kNotApplicable) continue;
+    if (severity_order(f.severity) < severity_order(worst)) worst = f.severity;
+  }
+  return worst;
+}
+
+void rank_findings(std::vector<Finding>* findings) {
+  std::stable_sort(findings->begin(), findings->end(), [](const Finding& a, const Finding& b) {
+    int sa = severity_order(a.severity), sb = severity_order(b.severity);
+    if (sa != sb) return sa < sb;
+    int ra = catalog_rank(a.id), rb = catalog_rank(b.id);
+    if (ra != rb) return ra < rb;
+    return a.id < b.id;
+  });
+  // A problem follows from the best-ranked failing cause that explains it:
+  // every symptom follows from the top cause; a cause follows from another
+  // only when the catalog says the first explains the second.
+  for (size_t i = 0; i < findings->size(); ++i) {
+    Finding& f = (*findings)[i];
+    if (!is_problem(f)) continue;
+    const CatalogEntry* fe = find_catalog_entry(f.id);
+    for (size_t j = 0; j < i; ++j) {
+      const Finding& root = (*findings)[j];
+      if (root.severity != Severity::kFail || !root.follows_from.empty()) continue;
+      const CatalogEntry* re = find_catalog_entry(root.id);
+      if (re == nullptr || re->symptom) continue;
+      bool explained = (fe != nullptr && fe->symptom) ||
+                       std::find(re->explains.begin(), re->explains.end(), f.id) !=
+                           re->explains.end();
+      if (explained && f.id != root.id) {
+        f.follows_from = root.id;
+        break;
+      }
+    }
+  }
+}
+
+Report run_checks(const Snapshot& s, const Config& c, const std::vector<const CheckEntry*>& checks,
+                  const std::vector<std::string>& only, const std::vector<std::string>& skip) {
+  Report r;
+  r.snapshot = &s;
+  for (const CheckEntry* check : checks) {
+    for (Finding& f : check->fn(s, c)) {
+      f.check = check->name;
+      if (excluded(f.id, only, skip, check->name)) continue;
+      r.findings.push_back(std::move(f));
+    }
+  }
+  rank_findings(&r.findings);
+  r.verdict = worst_severity(r.findings);
+  return r;
+}
+
+}  // namespace gd

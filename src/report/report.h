@@ -1,0 +1,32 @@
+// Running the checks and ranking their findings into a Report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checks/check.h"
+#include "report/finding.h"
+#include "util/result.h"
+
+namespace gd {
+
+// --only / --skip: each item is a check name ("devnodes"), a finding id
+// ("devnodes.missing") or an area ("devnodes"). An item that names nothing
+// is an error, so a typo never silently runs nothing.
+Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::string>& only,
+                                                     const std::vector<std::string>& skip);
+
+// Runs the checks, drops findings that --only/--skip exclude by id, ranks
+// the rest (rank_findings) and computes the verdict.
+Report run_checks(const Snapshot& s, const Config& c, const std::vector<const CheckEntry*>& checks,
+                  const std::vector<std::string>& only = {},
+                  const std::vector<std::string>& skip = {});
+
+// Orders findings most likely root cause first: by severity (fail, warn,
+// info, ok, n/a), then by the catalog rank; marks symptoms and explained
+// causes with follows_from.
+void rank_findings(std::vector<Finding>* findings);
+
+Severity worst_severity(const std::vector<Finding>& findings);
+
+}  // namespace gd

@@ -1,0 +1,146 @@
+// The human report: the most likely root cause first, with its evidence and
+// the exact fix; what follows from it; other problems; then what the usual
+// folk remedies would do on this machine.
+#include <fmt/format.h>
+
+#include "catalog/cuda_errors.h"
+#include "report/render.h"
+
+namespace gd {
+namespace {
+
+const char* label(Severity s) {
+  switch (s) {
+    case Severity::kFail: return "FAIL";
+    case Severity::kWarn: return "WARN";
+    case Severity::kInfo: return "INFO";
+    case Severity::kOk: return "ok";
+    case Severity::kNotApplicable: return "n/a";
+  }
+  return "?";
+}
+
+bool is_advice(const Finding& f) { return f.id.rfind("advice.", 0) == 0; }
+
+std::string cuda_line(const Snapshot& s) {
+  if (!s.cuda.attempted || s.cuda.runs.empty()) return "CUDA not tried";
+  const CudaRun& r = s.cuda.runs.front();
+  if (!r.child_error.empty()) return "CUDA probe " + r.child_error;
+  if (r.library_loaded.empty()) return "libcuda not loadable";
+  if (r.init_rc != 0) return "cuInit failed: " + cuda_driver_error(r.init_rc);
+  if (r.device_count_rc != 0) return "cuDeviceGetCount failed: " + cuda_driver_error(r.device_count_rc);
+  return fmt::format("CUDA sees {}", r.device_count);
+}
+
+std::string nvml_line(const Snapshot& s) {
+  const NvmlInfo& n = s.nvml;
+  if (!n.attempted) return "NVML not tried";
+  if (!n.child_error.empty()) return "NVML probe " + n.child_error;
+  if (n.library_loaded.empty()) return "libnvidia-ml not loadable";
+  if (n.init_rc != 0) return "nvmlInit failed: " + nvml_error(n.init_rc);
+  return fmt::format("NVML sees {}", n.device_count.value);
+}
+
+std::string machine_line(const Snapshot& s) {
+  int gpus = 0;
+  for (const auto& d : s.pci) gpus += d.kind == PciKind::kGpu ? 1 : 0;
+  std::string driver = s.driver.version.empty() ? "no NVIDIA driver loaded"
+                                                : "driver " + s.driver.version;
+  return fmt::format("{} NVIDIA GPU{} on the PCI bus · {} · {} · {}", gpus, gpus == 1 ? "" : "s",
+                     driver, nvml_line(s), cuda_line(s));
+}
+
+void append_detail(std::string* out, const Finding& f, const char* indent) {
+  if (!f.gpus.empty()) {
+    std::string list;
+    for (const auto& g : f.gpus) list += (list.empty() ? "" : ", ") + g;
+    *out += fmt::format("{}GPUs: {}\n", indent, list);
+  }
+  if (!f.evidence.empty()) {
+    *out += fmt::format("{}evidence:\n", indent);
+    for (const auto& e : f.evidence) *out += fmt::format("{}  {}\n", indent, e);
+  }
+  if (!f.remedy.empty()) {
+    *out += fmt::format("{}fix:\n", indent);
+    for (const auto& e : f.remedy) *out += fmt::format("{}  {}\n", indent, e);
+  }
+}
+
+void append_full(std::string* out, const Finding& f) {
+  *out += fmt::format("  {:<5} {}\n", label(f.severity), f.id);
+  *out += fmt::format("        {}\n", f.summary);
+  append_detail(out, f, "        ");
+}
+
+}  // namespace
+
+std::string render_text(const Report& r, const TextOptions& opt) {
+  std::string out;
+  if (r.snapshot != nullptr) {
+    const Snapshot& s = *r.snapshot;
+    out += fmt::format("gpudoctor {} · host {} · {}\n", s.tool_version,
+                       s.hostname.empty() ? "?" : s.hostname, s.taken_at);
+    out += machine_line(s) + "\n";
+  }
+
+  std::vector<const Finding*> roots, follows, others, notes, advice, passed;
+  for (const auto& f : r.findings) {
+    bool problem = f.severity == Severity::kFail || f.severity == Severity::kWarn;
+    if (is_advice(f)) {
+      advice.push_back(&f);
+    } else if (problem && !f.follows_from.empty()) {
+      follows.push_back(&f);
+    } else if (problem && roots.empty()) {
+      roots.push_back(&f);
+    } else if (problem) {
+      others.push_back(&f);
+    } else if (f.severity == Severity::kInfo) {
+      notes.push_back(&f);
+    } else {
+      passed.push_back(&f);
+    }
+  }
+
+  if (!roots.empty()) {
+    out += "\nMost likely root cause\n";
+    append_full(&out, *roots.front());
+  }
+  if (!follows.empty()) {
+    out += "\nFollows from it (fix the cause first)\n";
+    for (const Finding* f : follows) {
+      out += fmt::format("  {:<5} {} (follows from {})\n        {}\n", label(f->severity), f->id,
+                         f->follows_from, f->summary);
+    }
+  }
+  if (!others.empty()) {
+    out += "\nAlso found\n";
+    for (const Finding* f : others) append_full(&out, *f);
+  }
+  if (!notes.empty()) {
+    out += "\nNotes\n";
+    for (const Finding* f : notes) append_full(&out, *f);
+  }
+  if (!advice.empty()) {
+    out += "\nWhat the usual remedies do on this machine\n";
+    for (const Finding* f : advice) {
+      out += fmt::format("  - {}\n", f->summary);
+      for (const auto& e : f->evidence) out += fmt::format("      {}\n", e);
+    }
+  }
+
+  int ok = 0, na = 0;
+  for (const Finding* f : passed) (f->severity == Severity::kOk ? ok : na)++;
+  if (opt.verbose && !passed.empty()) {
+    out += "\nPassed or not applicable\n";
+    for (const Finding* f : passed) {
+      out += fmt::format("  {:<5} {:<30} {}\n", label(f->severity), f->id, f->summary);
+    }
+  }
+  size_t problems = roots.size() + follows.size() + others.size();
+  out += fmt::format("\nVerdict: {} — {} problem{}, {} ok, {} not applicable{}\n",
+                     label(r.verdict), problems, problems == 1 ? "" : "s", ok, na,
+                     opt.verbose || passed.empty() ? "" : " (--verbose lists them)");
+  return out;
+}
+
+}  // namespace gd
