@@ -1,9 +1,160 @@
-// STUB: to be replaced by the real check.
+// cuda.init-failed / cuda.init-hang: the generic symptom — cuInit,
+// cuDeviceGetCount, cudaGetDeviceCount or a per-GPU context failed, hung or
+// crashed. Narrower findings name the cause; the report ranks them first.
+#include <cstdio>
+
+#include "catalog/cuda_errors.h"
 #include "checks/checks.h"
+#include "checks/driver_helpers.h"
 #include "checks/util.h"
 
 namespace gd {
+namespace {
 
-std::vector<Finding> check_cuda_init(const Snapshot&, const Config&) { return {}; }
+constexpr const char* kFailed = "cuda.init-failed";
+constexpr const char* kHang = "cuda.init-hang";
+
+bool is_timeout(const std::string& e) { return e.rfind("timeout", 0) == 0; }
+
+std::string deadline_text(const Snapshot& s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s.deadline_s);
+  return buf;
+}
+
+bool run_failed(const CudaRun& r) {
+  if (!r.child_error.empty()) return true;
+  if (r.library_loaded.empty()) return true;
+  if (r.init_rc != 0 || r.device_count_rc != 0) return true;
+  return !r.cudart_loaded.empty() && r.cudart_rc != 0;
+}
+
+// "CUDA_VISIBLE_DEVICES unset, CUDA_DEVICE_ORDER=PCI_BUS_ID"
+std::string env_changes_text(const CudaRun& r) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : r.env_changes) parts.push_back(v.empty() ? k + " unset" : k + "=" + v);
+  return parts.empty() ? std::string("clean environment") : join(parts, ", ");
+}
+
+// The one-line failure of a run, as the user would quote it.
+std::string failure_text(const CudaRun& r) {
+  if (r.child_error.rfind("crashed", 0) == 0) {
+    std::string how = r.child_error.substr(7);
+    while (!how.empty() && (how[0] == ':' || how[0] == ' ')) how.erase(0, 1);
+    return "the CUDA library crashed the process" + (how.empty() ? "" : " (" + how + ")");
+  }
+  if (!r.child_error.empty()) return r.child_error;
+  if (r.library_loaded.empty()) {
+    return r.library_requested + " could not be loaded" +
+           (r.dlopen_error.empty() ? std::string() : " (" + r.dlopen_error + ")");
+  }
+  if (!r.cudart_loaded.empty() && r.cudart_rc > 0) {
+    return "cudaGetDeviceCount: " + framework_error_text(r.cudart_rc);
+  }
+  if (r.init_rc > 0) return "cuInit: " + cuda_driver_error(r.init_rc);
+  if (r.device_count_rc > 0) return "cuDeviceGetCount: " + cuda_driver_error(r.device_count_rc);
+  return "no error";
+}
+
+void add_clean_run(const Snapshot& s, Finding* f) {
+  const CudaRun* c = clean_cuda_run(s);
+  if (c == nullptr) return;
+  std::string env = env_changes_text(*c);
+  if (is_timeout(c->child_error)) {
+    f->evidence.push_back("clean run (" + env + "): also hung");
+  } else if (run_failed(*c)) {
+    f->evidence.push_back("clean run (" + env + "): also fails: " + failure_text(*c));
+  } else {
+    f->evidence.push_back("clean run (" + env + "): works, " + std::to_string(c->device_count) +
+                          " device(s) — the user's environment causes the failure");
+  }
+}
+
+Finding hang_finding(const Snapshot& s, const CudaRun& r) {
+  Finding f = make_finding(kHang, Severity::kFail,
+                           "cuInit did not return within " + deadline_text(s) +
+                               " s: CUDA hangs, usually on a GPU that stopped answering.");
+  f.evidence.push_back("deadline_s: " + deadline_text(s));
+  f.evidence.push_back("CUDA child (" + r.label + " environment): " + r.child_error);
+  if (!r.library_loaded.empty()) f.evidence.push_back("library: " + r.library_loaded);
+  add_clean_run(s, &f);
+  f.remedy = {"sudo dmesg | grep -i -e xid -e 'fallen off' -e nvrm   # the GPU at fault",
+              "A GPU reset (sudo nvidia-smi -r -i <N>) or a reboot clears a stuck GPU."};
+  return f;
+}
+
+Finding failure_finding(const Snapshot& s, const CudaRun& r) {
+  std::string text = failure_text(r);
+  Finding f = make_finding(kFailed, Severity::kFail, "CUDA does not start: " + text + ".");
+  if (!r.child_error.empty()) {
+    f.evidence.push_back("CUDA child (" + r.label + " environment): " + r.child_error);
+  } else if (r.library_loaded.empty()) {
+    f.evidence.push_back("dlopen " + r.library_requested + ": " +
+                         (r.dlopen_error.empty() ? std::string("failed") : r.dlopen_error));
+  } else {
+    for (auto& line : cuda_error_lines(r)) f.evidence.push_back(line);
+    int code = r.cudart_rc > 0 && !r.cudart_loaded.empty() ? r.cudart_rc : r.init_rc;
+    if (code <= 0) code = r.device_count_rc;
+    if (const CudaErrorInfo* e = find_cuda_error(code); e != nullptr && e->meaning != nullptr) {
+      f.evidence.push_back("error " + std::to_string(code) + " usually means: " + e->meaning);
+    }
+  }
+  add_clean_run(s, &f);
+  f.remedy = {"This is the symptom; the findings ranked above it name the cause and the fix.",
+              "sudo dmesg | grep -i -e nvrm -e xid   # the driver's side of the failure"};
+  return f;
+}
+
+Finding context_finding(const CudaRun& r) {
+  std::vector<std::string> gpus;
+  std::vector<std::string> evidence;
+  for (const auto& d : r.devices) {
+    if (d.get_rc > 0) {
+      evidence.push_back("device " + std::to_string(d.ordinal) +
+                         ": cuDeviceGet: " + cuda_driver_error(d.get_rc));
+      if (!d.pci_bus_id.empty()) gpus.push_back(d.pci_bus_id);
+    } else if (d.ctx_rc > 0) {
+      std::string where =
+          d.pci_bus_id.empty() ? "device " + std::to_string(d.ordinal) : d.pci_bus_id;
+      evidence.push_back(where + " (CUDA device " + std::to_string(d.ordinal) +
+                         (d.name.empty() ? "" : ", " + d.name) +
+                         "): context creation failed: " + cuda_driver_error(d.ctx_rc));
+      if (!d.pci_bus_id.empty()) gpus.push_back(d.pci_bus_id);
+    }
+  }
+  if (evidence.empty()) {
+    return make_finding(kFailed, Severity::kOk,
+                        "CUDA starts: cuInit succeeded and a context was created on all " +
+                            std::to_string(r.devices.size()) + " device(s).");
+  }
+  Finding f =
+      make_finding(kFailed, Severity::kFail,
+                   "CUDA starts, but " + std::to_string(evidence.size()) + " of " +
+                       std::to_string(r.devices.size()) + " GPU(s) cannot create a context.");
+  f.gpus = gpus;
+  f.evidence = evidence;
+  f.remedy = {"This is the symptom; the findings ranked above it name the cause and the fix.",
+              "sudo dmesg | grep -i -e nvrm -e xid   # errors of those GPUs"};
+  return f;
+}
+
+}  // namespace
+
+std::vector<Finding> check_cuda_init(const Snapshot& s, const Config&) {
+  const CudaRun* r = user_cuda_run(s);
+  if (!s.cuda.attempted || r == nullptr) {
+    std::string why = "The CUDA probe was not run.";
+    return {make_finding(kFailed, Severity::kNotApplicable, why),
+            make_finding(kHang, Severity::kNotApplicable, why)};
+  }
+  if (is_timeout(r->child_error)) {
+    return {make_finding(kFailed, Severity::kNotApplicable,
+                         "CUDA did not finish (see cuda.init-hang)."),
+            hang_finding(s, *r)};
+  }
+  Finding ok_hang = make_finding(kHang, Severity::kOk, "cuInit returned within the deadline.");
+  if (run_failed(*r)) return {failure_finding(s, *r), ok_hang};
+  return {context_finding(*r), ok_hang};
+}
 
 }  // namespace gd

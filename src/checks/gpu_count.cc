@@ -1,9 +1,159 @@
-// STUB: to be replaced by the real check.
+// gpu.missing: the PCI bus shows more NVIDIA GPUs than NVML or CUDA can use.
+// Usually the symptom of a narrower cause (unbound driver, fallen-off GPU,
+// MIG without instances); the ranking marks it as following from that.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "catalog/cuda_errors.h"
 #include "checks/checks.h"
+#include "checks/cuda_visible.h"
+#include "checks/runtime_facts.h"
 #include "checks/util.h"
 
 namespace gd {
+namespace {
 
-std::vector<Finding> check_gpu_missing(const Snapshot&, const Config&) { return {}; }
+constexpr const char* kId = "gpu.missing";
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Drivers that take a GPU away from the host on purpose (VM passthrough).
+bool passthrough_driver(const std::string& driver) {
+  return driver == "vfio-pci" || driver == "pci-stub";
+}
+
+// A CUDA run that counted every GPU (no CUDA_VISIBLE_DEVICES) and worked.
+const CudaRun* counting_run(const Snapshot& s) {
+  const CudaRun* cl = clean_cuda_run(s);
+  if (cl != nullptr && cl->child_error.empty() && cl->init_rc == 0 && cl->device_count_rc == 0) {
+    return cl;
+  }
+  const CudaRun* u = user_cuda_run(s);
+  if (u != nullptr && u->child_error.empty() && u->init_rc == 0 && u->device_count_rc == 0 &&
+      env_var(s, "CUDA_VISIBLE_DEVICES") == nullptr) {
+    return u;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
+  std::vector<std::string> ev;
+  std::vector<std::string> expected;  // bus ids that should be usable
+  std::string expected_from;
+  bool use_pci = !s.container.in_container;
+  if (use_pci) {
+    std::vector<std::string> listed;
+    for (const PciDevice* d : pci_gpus(s)) {
+      std::string bdf = normalize_bdf(d->bdf);
+      std::string driver = d->driver.empty() ? "no driver" : "driver " + d->driver;
+      if (d->proc_excluded) {
+        ev.push_back(bdf + " is excluded by the NVIDIA driver (GPU Excluded: Yes), not counted");
+      } else if (passthrough_driver(d->driver)) {
+        ev.push_back(fmt::format("{} is bound to {} (passthrough), not counted", bdf, d->driver));
+      } else {
+        expected.push_back(bdf);
+        listed.push_back(fmt::format("{} ({})", bdf, driver));
+      }
+    }
+    if (!listed.empty()) {
+      ev.insert(ev.begin(), fmt::format("PCI bus: {} NVIDIA GPU{}: {}", listed.size(),
+                                        listed.size() == 1 ? "" : "s", join_strings(listed, ", ")));
+      expected_from = "the PCI bus";
+    }
+  } else {
+    ev.push_back(
+        "inside a container: the PCI bus shows the host's GPUs, so only NVML's and "
+        "CUDA's counts are compared");
+  }
+
+  bool nvml = nvml_answered(s);
+  std::vector<std::string> nvml_bdfs;
+  if (nvml) {
+    for (const auto& g : s.nvml.gpus) {
+      if (g.handle_rc != 0) {
+        ev.push_back(
+            fmt::format("NVML could not open GPU index {}: {}", g.index, nvml_error(g.handle_rc)));
+      } else if (g.pci_bus_id.ok()) {
+        nvml_bdfs.push_back(normalize_bdf(g.pci_bus_id.value));
+      }
+    }
+    ev.push_back(fmt::format("NVML: {} GPU{}{}{}", nvml_bdfs.size(),
+                             nvml_bdfs.size() == 1 ? "" : "s", nvml_bdfs.empty() ? "" : ": ",
+                             join_strings(nvml_bdfs, ", ")));
+    if (expected.empty()) {
+      expected = nvml_bdfs;
+      expected_from = "NVML";
+    }
+  } else {
+    ev.push_back(nvml_unavailable_reason(s) + " (not counted)");
+  }
+
+  const CudaRun* run = counting_run(s);
+  std::vector<std::string> cuda_bdfs;
+  if (run != nullptr) {
+    for (const auto& d : run->devices) cuda_bdfs.push_back(normalize_bdf(d.pci_bus_id));
+    ev.push_back(fmt::format("CUDA ({} run): {} device{}{}{}", run->label, run->device_count,
+                             run->device_count == 1 ? "" : "s", cuda_bdfs.empty() ? "" : ": ",
+                             join_strings(cuda_bdfs, ", ")));
+  } else if (const CudaRun* u = user_cuda_run(s)) {
+    ev.push_back("CUDA: " + describe_run(*u) + " (not counted: CUDA did not start)");
+  }
+
+  if (expected.empty()) return not_applicable(kId, "no NVIDIA GPU is known on this machine");
+  if (!nvml && run == nullptr) {
+    return not_applicable(kId,
+                          "neither NVML nor CUDA gave a device list to compare with the "
+                          "PCI bus");
+  }
+
+  std::vector<std::string> missing;
+  std::vector<std::string> detail;
+  for (const auto& bdf : expected) {
+    std::vector<std::string> lacks;
+    if (nvml && !contains(nvml_bdfs, bdf)) lacks.push_back("NVML");
+    // MIG GPUs appear in CUDA as at most one instance: not comparable.
+    const NvmlGpu* ng = nvml_gpu_by_bdf(s, bdf);
+    bool mig = ng != nullptr && ng->mig_mode_current.ok() && ng->mig_mode_current.value == 1;
+    if (run != nullptr && !mig && !contains(cuda_bdfs, bdf)) lacks.push_back("CUDA");
+    if (lacks.empty()) continue;
+    missing.push_back(bdf);
+    std::string driver;
+    for (const auto& d : s.pci) {
+      if (normalize_bdf(d.bdf) == bdf)
+        driver = d.driver.empty() ? "no driver" : "driver " + d.driver;
+    }
+    detail.push_back(fmt::format("{} is missing from {}{}", bdf, join_strings(lacks, " and "),
+                                 driver.empty() ? "" : " (PCI: " + driver + ")"));
+  }
+  if (missing.empty()) {
+    Finding f = make_finding(
+        kId, Severity::kOk,
+        fmt::format(
+            "all {} GPU{} on {} are usable{}{}", expected.size(), expected.size() == 1 ? "" : "s",
+            expected_from, nvml ? fmt::format(": NVML sees {}", nvml_bdfs.size()) : std::string(),
+            run != nullptr ? fmt::format(", CUDA sees {}", run->device_count) : std::string()));
+    f.evidence = ev;
+    return {f};
+  }
+  Finding f =
+      make_finding(kId, Severity::kFail,
+                   fmt::format("{} of the {} GPU{} on {} {} not usable: {}", missing.size(),
+                               expected.size(), expected.size() == 1 ? "" : "s", expected_from,
+                               missing.size() == 1 ? "is" : "are", join_strings(missing, ", ")));
+  f.gpus = missing;
+  f.evidence = ev;
+  f.evidence.insert(f.evidence.end(), detail.begin(), detail.end());
+  f.remedy = {
+      "this is usually a symptom: the findings ranked above it name the cause",
+      fmt::format("lspci -nnk -s {}   # which driver holds the GPU", missing[0].substr(5)),
+      "sudo dmesg | grep -iE 'NVRM|Xid'   # the kernel's messages about the missing GPUs",
+  };
+  return {f};
+}
 
 }  // namespace gd

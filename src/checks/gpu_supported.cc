@@ -1,9 +1,76 @@
-// STUB: to be replaced by the real check.
+// driver.gpu-unsupported: a GPU whose architecture the loaded driver branch
+// (or kernel module flavour) does not support. Judged from PCI device ids,
+// because the driver does not register such a GPU with NVML at all.
+#include <cctype>
+#include <map>
+
+#include "catalog/driver_compat.h"
+#include "catalog/gpu_models.h"
 #include "checks/checks.h"
+#include "checks/driver_helpers.h"
 #include "checks/util.h"
 
 namespace gd {
 
-std::vector<Finding> check_gpu_unsupported(const Snapshot&, const Config&) { return {}; }
+std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
+  constexpr const char* kId = "driver.gpu-unsupported";
+  auto version = kernel_driver_version(s);
+  if (!nvidia_driver_loaded(s) || !version) {
+    return not_applicable(kId, "The driver version is unknown (driver not loaded).");
+  }
+  auto gpus = pci_gpus(s);
+  if (gpus.empty()) return not_applicable(kId, "No NVIDIA GPU on the PCI bus.");
+
+  std::string flavour = s.driver.open_kernel_module ? "open" : "proprietary";
+  std::vector<std::string> evidence;
+  std::vector<std::string> bad;
+  std::vector<std::string> fixes;
+  std::map<std::string, int> arch_count;
+  int unknown = 0;
+  for (const PciDevice* d : gpus) {
+    GpuArch arch = gpu_arch(s, *d);
+    if (arch == GpuArch::kUnknown) {
+      ++unknown;
+      continue;
+    }
+    const GpuModel* m = find_gpu_model(d->device_id);
+    ArchVerdict v = driver_supports(arch, m != nullptr && m->requires_open_module, *version,
+                                    s.driver.open_kernel_module);
+    if (v.supported) {
+      ++arch_count[arch_name(arch)];
+      continue;
+    }
+    bad.push_back(d->bdf);
+    evidence.push_back("GPU " + gpu_label(s, *d) + ", " + arch_name(arch) + ": " + v.reason);
+    bool seen = false;
+    for (const auto& x : fixes) seen = seen || x == v.fix;
+    if (!seen) fixes.push_back(v.fix);
+  }
+
+  std::string driver_text = "driver " + s.driver.version + " (" + flavour + " kernel module)";
+  if (bad.empty()) {
+    if (arch_count.empty()) {
+      return not_applicable(kId, "No GPU of a known architecture to judge (" +
+                                     std::to_string(unknown) + " unknown model(s)).");
+    }
+    std::vector<std::string> parts;
+    for (const auto& [arch, n] : arch_count) parts.push_back(std::to_string(n) + " x " + arch);
+    std::string summary = "The " + driver_text + " supports every GPU: " + join(parts, ", ");
+    if (unknown > 0) summary += " (" + std::to_string(unknown) + " of unknown model not judged)";
+    return all_ok(kId, summary + ".");
+  }
+  Finding f = make_finding(kId, Severity::kFail,
+                           "The loaded " + driver_text + " does not support " +
+                               std::to_string(bad.size()) + " of the GPU(s) on this machine.");
+  f.gpus = bad;
+  f.evidence = evidence;
+  f.evidence.push_back("loaded: " +
+                       (s.driver.version_line.empty() ? driver_text : s.driver.version_line));
+  for (auto& fix : fixes) {
+    fix[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(fix[0])));
+    f.remedy.push_back(fix + ", then reboot.");
+  }
+  return {f};
+}
 
 }  // namespace gd

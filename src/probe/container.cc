@@ -1,8 +1,160 @@
-// STUB: to be replaced by the real probe.
+// The container probe: are we inside a container, which runtime, what does
+// its device cgroup allow, and which NVIDIA driver libraries were mounted in.
+//
+// Evidence, in order of strength: the `container` variable and
+// KUBERNETES_SERVICE_HOST (from the env probe's allow-listed snapshot, so run
+// probe_env first), /.dockerenv (docker), /run/.containerenv (podman), and
+// the cgroup paths of this process and of pid 1 (/docker/, docker-*.scope,
+// kubepods, cri-containerd, libpod, lxc). /proc/1/environ is never read: it holds other
+// processes' secrets.
+#include <array>
+
+#include "probe/file_probes.h"
 #include "probe/probe.h"
+#include "probe/text.h"
 
 namespace gd {
 
-ProbeRecord probe_container(const ProbeOptions&, Snapshot*) { return {"container", ProbeStatus::kUnavailable, "not implemented", 0}; }
+namespace {
+
+// Where distributions and the NVIDIA Container Toolkit put libcuda.so.* and
+// libnvidia-ml.so.* (the last one is WSL2's driver store).
+constexpr std::array<const char*, 6> kLibDirs = {
+    "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+    "/usr/local/nvidia/lib64",   "/usr/local/nvidia/lib",      "/usr/lib/wsl/lib"};
+
+struct CgroupMarker {
+  const char* needle;
+  const char* runtime;
+};
+// Checked in this order: a kubernetes pod may also say docker or containerd.
+// Needles carry their separators so host services ("docker.service",
+// "containerd.service", "lxcfs.service") do not count.
+constexpr std::array<CgroupMarker, 7> kCgroupMarkers = {{{"kubepods", "kubernetes"},
+                                                         {"libpod", "podman"},
+                                                         {"/docker/", "docker"},
+                                                         {"docker-", "docker"},
+                                                         {"cri-containerd", "containerd"},
+                                                         {"/lxc/", "lxc"},
+                                                         {"lxc.payload", "lxc"}}};
+
+struct Evidence {
+  std::string runtime;
+  std::vector<std::string> why;
+  void add(const std::string& rt, std::string reason) {
+    if (runtime.empty() || (rt == "kubernetes")) runtime = rt;
+    why.push_back(std::move(reason));
+  }
+};
+
+void from_env(const Snapshot& s, Evidence* ev) {
+  auto c = s.env.vars.find("container");
+  if (c != s.env.vars.end() && !c->second.empty()) {
+    std::string rt = c->second == "oci" ? "" : printable(c->second, 32);
+    ev->add(rt, "container=" + printable(c->second, 32) + " in the environment");
+  }
+  if (s.env.vars.count("KUBERNETES_SERVICE_HOST") != 0) {
+    ev->add("kubernetes", "KUBERNETES_SERVICE_HOST is set");
+  }
+}
+
+void from_cgroup(const std::string& file, std::string_view text, Evidence* ev) {
+  for (auto line : split_lines(text)) {
+    for (const auto& m : kCgroupMarkers) {
+      if (line.find(m.needle) == std::string_view::npos) continue;
+      ev->add(m.runtime, file + " has '" + printable(trim(line), 160) + "'");
+      return;
+    }
+  }
+}
+
+// v1 device cgroup of this process; the container's own hierarchy is often
+// mounted at the top of /sys/fs/cgroup/devices, so fall back to that.
+// devices.list:
+//   c 1:5 rwm
+//   c 136:* rwm
+//   c 195:* rwm
+void read_devices_list(const RootFs& fs, const std::string& cgroup_path, ContainerInfo* c,
+                       ProbeNotes* notes) {
+  const std::string base = "/sys/fs/cgroup/devices";
+  const std::string top = base + "/devices.list";
+  auto r = fs.read(cgroup_path == "/" ? top : base + cgroup_path + "/devices.list", 256 * 1024);
+  if (!r) r = fs.read(top, 256 * 1024);
+  if (!r) {
+    notes->note(r.error());
+    return;
+  }
+  c->devices_cgroup_known = true;
+  for (auto line : split_lines(*r)) {
+    auto t = trim(line);
+    if (t.empty()) continue;
+    auto f = split_ws(t);
+    if (f.size() != 3 || (f[0] != "a" && f[0] != "b" && f[0] != "c")) {
+      notes->garbled("unrecognised devices.list line '" + printable(t, 64) + "'");
+      continue;
+    }
+    c->devices_allow.push_back(printable(t, 64));
+  }
+}
+
+void scan_driver_libraries(const RootFs& fs, ContainerInfo* c) {
+  for (const char* dir : kLibDirs) {
+    for (const auto& name : fs.list(dir, 20000)) {
+      if (auto v = driver_library_version(name)) {
+        c->driver_libraries[std::string(dir) + "/" + printable(name, 128)] = *v;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// "libcuda.so.550.54.14" -> "550.54.14", "libnvidia-ml.so.550.54.15" ->
+// "550.54.15"; the sonames "libcuda.so.1" / "libcuda.so" give nullopt.
+std::optional<std::string> driver_library_version(std::string_view file_name) {
+  for (std::string_view prefix : {"libcuda.so.", "libnvidia-ml.so."}) {
+    if (file_name.substr(0, prefix.size()) != prefix) continue;
+    std::string_view v = file_name.substr(prefix.size());
+    if (v.find('.') == std::string_view::npos || v.size() > 32) return std::nullopt;
+    for (char ch : v) {
+      if ((ch < '0' || ch > '9') && ch != '.') return std::nullopt;
+    }
+    return std::string(v);
+  }
+  return std::nullopt;
+}
+
+ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
+  ContainerInfo& c = s->container;
+  ProbeNotes notes;
+  Evidence ev;
+  from_env(*s, &ev);
+  if (fs.exists("/.dockerenv")) ev.add("docker", "/.dockerenv exists");
+  if (fs.exists("/run/.containerenv")) ev.add("podman", "/run/.containerenv exists");
+
+  auto self = fs.read("/proc/self/cgroup", 64 * 1024);
+  if (self) {
+    from_cgroup("/proc/self/cgroup", *self, &ev);
+  } else {
+    notes.unavailable(self.error());
+  }
+  if (auto init = fs.read("/proc/1/cgroup", 64 * 1024)) from_cgroup("/proc/1/cgroup", *init, &ev);
+
+  c.in_container = !ev.why.empty();
+  c.runtime = ev.runtime;
+  c.evidence.clear();
+  for (const auto& w : ev.why) c.evidence += (c.evidence.empty() ? "" : "; ") + w;
+
+  if (self) {
+    CgroupRef ref = parse_proc_cgroup(*self);
+    if (!ref.devices_v1_path.empty()) read_devices_list(fs, ref.devices_v1_path, &c, &notes);
+  }
+  scan_driver_libraries(fs, &c);
+  return notes.record("container");
+}
+
+ProbeRecord probe_container(const ProbeOptions& opt, Snapshot* s) {
+  return probe_container_at(RootFs(opt.root), s);
+}
 
 }  // namespace gd

@@ -1,10 +1,221 @@
-// STUB: to be replaced by the real NVML/CUDA child probes.
+// The hardware probes, parent side: NVML and CUDA run in child processes
+// (this binary re-executed as `__probe-nvml` / `__probe-cuda`) under one
+// deadline, so a hanging or crashing driver becomes evidence instead of a
+// hung or crashed gpudoctor.
+//
+// The CUDA probe runs with the user's environment first. When that run
+// fails it runs again with a clean one (no CUDA_VISIBLE_DEVICES,
+// CUDA_DEVICE_ORDER=PCI_BUS_ID) in the time left; the difference between
+// the two is evidence for the checks.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "catalog/cuda_errors.h"
+#include "probe/child.h"
+#include "probe/hw_common.h"
 #include "probe/probe.h"
+#include "snapshot/snapshot_json.h"
+
+extern char** environ;
 
 namespace gd {
+namespace {
 
-void probe_hardware(const ProbeOptions&, Snapshot*) {}
-int nvml_child_main(const std::string&) { return 1; }
-int cuda_child_main(const std::string&, const std::string&, const std::string&) { return 1; }
+using Clock = std::chrono::steady_clock;
+
+// A clean run in less time than this could not tell us anything.
+constexpr auto kMinCleanRunTime = std::chrono::milliseconds(200);
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+bool has_name(const std::string& entry, const std::string& name) {
+  return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+         entry[name.size()] == '=';
+}
+
+// The user's environment without what commonly hides or reorders GPUs.
+// `changes` records what changed ("" = unset).
+std::vector<std::string> clean_environment(const std::vector<std::string>& env,
+                                           std::map<std::string, std::string>* changes) {
+  std::vector<std::string> out;
+  bool order_is_pci = false;
+  for (const auto& e : env) {
+    if (has_name(e, "CUDA_VISIBLE_DEVICES")) {
+      (*changes)["CUDA_VISIBLE_DEVICES"] = "";
+      continue;
+    }
+    if (has_name(e, "CUDA_DEVICE_ORDER")) {
+      if (e == "CUDA_DEVICE_ORDER=PCI_BUS_ID") order_is_pci = true;
+      continue;
+    }
+    out.push_back(e);
+  }
+  out.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+  if (!order_is_pci) (*changes)["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  return out;
+}
+
+ChildSpec nvml_spec(const std::string& exe, const ProbeOptions& opt,
+                    const std::vector<std::string>& env) {
+  ChildSpec spec;
+  spec.exe = exe;
+  spec.args = {"__probe-nvml", "--lib", opt.nvml_lib};
+  spec.env = env;
+  return spec;
+}
+
+ChildSpec cuda_spec(const std::string& exe, const ProbeOptions& opt,
+                    const std::vector<std::string>& env, const std::string& label) {
+  ChildSpec spec;
+  spec.exe = exe;
+  spec.args = {"__probe-cuda", "--lib", opt.cuda_lib, "--cudart", opt.cudart_lib, "--label", label};
+  spec.env = env;
+  return spec;
+}
+
+// The child's answer, or as much of it as it said before it hung or
+// crashed (its last checkpoint), with the outcome in child_error.
+template <class T>
+T from_child(const ChildResult& r, Result<T> (*decode)(const nlohmann::json&)) {
+  ParsedChildOutput p = parse_child_output(r.out);
+  T value;
+  std::string decode_error;
+  const nlohmann::json* doc = p.has_result ? &p.result : p.has_checkpoint ? &p.checkpoint : nullptr;
+  if (doc != nullptr) {
+    Result<T> got = decode(*doc);
+    if (got.ok()) {
+      value = std::move(*got);
+    } else {
+      decode_error = got.error();
+    }
+  }
+  value.child_error = child_failure(r, p);
+  if (value.child_error.empty() && !decode_error.empty()) {
+    value.child_error = "bad output: " + decode_error;
+  }
+  value.duration_ms = r.duration_ms;
+  return value;
+}
+
+NvmlInfo nvml_from_child(const ChildResult& r, const ProbeOptions& opt) {
+  NvmlInfo info = from_child<NvmlInfo>(r, nvml_info_from_json);
+  info.attempted = true;
+  if (info.library_requested.empty()) info.library_requested = opt.nvml_lib;
+  return info;
+}
+
+CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std::string& label) {
+  CudaRun run = from_child<CudaRun>(r, cuda_run_from_json);
+  run.label = label;
+  if (run.library_requested.empty()) run.library_requested = opt.cuda_lib;
+  return run;
+}
+
+// Whether the user's run shows CUDA not working. A library that did not
+// load is not retried: the clean environment loads it the same way.
+bool cuda_run_failed(const CudaRun& r) {
+  if (!r.child_error.empty()) return true;
+  if (!r.dlopen_error.empty()) return false;
+  if (r.init_rc != 0 || r.device_count_rc != 0 || r.device_count == 0) return true;
+  return !r.cudart_loaded.empty() && r.cudart_rc != 0;
+}
+
+ProbeStatus status_of_child(const std::string& child_error) {
+  return child_error.rfind("timeout", 0) == 0 ? ProbeStatus::kTimedOut : ProbeStatus::kFailed;
+}
+
+ProbeRecord nvml_record(const NvmlInfo& n) {
+  ProbeRecord rec{"nvml", ProbeStatus::kOk, "", n.duration_ms};
+  if (!n.child_error.empty()) {
+    rec.status = status_of_child(n.child_error);
+    rec.detail = n.child_error;
+  } else if (!n.dlopen_error.empty()) {
+    rec.status = ProbeStatus::kUnavailable;
+    rec.detail = n.dlopen_error;
+  } else if (n.init_rc != 0) {
+    rec.status = ProbeStatus::kFailed;
+    rec.detail = n.init_symbol + " returned " + nvml_error(n.init_rc);
+  } else if (n.device_count.rc != 0) {
+    rec.status = ProbeStatus::kFailed;
+    rec.detail = "nvmlDeviceGetCount returned " + nvml_error(n.device_count.rc);
+  }
+  return rec;
+}
+
+std::string describe_run(const CudaRun& r) {
+  if (!r.child_error.empty()) return r.child_error;
+  if (!r.dlopen_error.empty()) return r.dlopen_error;
+  if (r.init_rc != 0) return "cuInit returned " + cuda_driver_error(r.init_rc);
+  if (r.device_count_rc != 0) {
+    return "cuDeviceGetCount returned " + cuda_driver_error(r.device_count_rc);
+  }
+  std::string s = std::to_string(r.device_count) + " device(s)";
+  if (!r.cudart_loaded.empty() && r.cudart_rc != 0) {
+    s += ", cudaGetDeviceCount returned " + cuda_runtime_error(r.cudart_rc);
+  }
+  return s;
+}
+
+ProbeRecord cuda_record(const CudaInfo& c, double duration_ms) {
+  ProbeRecord rec{"cuda", ProbeStatus::kOk, "", duration_ms};
+  if (c.runs.empty()) return rec;
+  const CudaRun& user = c.runs.front();
+  if (!user.child_error.empty()) {
+    rec.status = status_of_child(user.child_error);
+  } else if (!user.dlopen_error.empty()) {
+    rec.status = ProbeStatus::kUnavailable;
+  } else if (cuda_run_failed(user)) {
+    rec.status = ProbeStatus::kFailed;
+  } else {
+    return rec;
+  }
+  rec.detail = describe_run(user);
+  if (c.runs.size() > 1) rec.detail += "; clean environment: " + describe_run(c.runs[1]);
+  return rec;
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
+  auto t0 = Clock::now();
+  double deadline_s = std::isfinite(opt.deadline_s) ? std::clamp(opt.deadline_s, 0.05, 3600.0) : 10;
+  auto deadline =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s));
+  // /proc/self/exe is this very binary even if it was moved or run by a
+  // relative path.
+  std::string exe = opt.self_exe.empty() ? "/proc/self/exe" : opt.self_exe;
+  std::vector<std::string> env = current_environment();
+
+  ChildRunner runner(deadline);
+  size_t nvml_id = runner.start(nvml_spec(exe, opt, env));
+  size_t user_id = runner.start(cuda_spec(exe, opt, env, "user"));
+
+  s->cuda.attempted = true;
+  s->cuda.runs.push_back(cuda_from_child(runner.wait(user_id), opt, "user"));
+  if (cuda_run_failed(s->cuda.runs.front()) && deadline - Clock::now() > kMinCleanRunTime) {
+    std::map<std::string, std::string> changes;
+    std::vector<std::string> clean_env = clean_environment(env, &changes);
+    size_t clean_id = runner.start(cuda_spec(exe, opt, clean_env, "clean"));
+    CudaRun clean = cuda_from_child(runner.wait(clean_id), opt, "clean");
+    clean.env_changes = std::move(changes);
+    s->cuda.runs.push_back(std::move(clean));
+  }
+  double cuda_ms = ms_since(t0);
+
+  s->nvml = nvml_from_child(runner.wait(nvml_id), opt);
+  s->probes.push_back(nvml_record(s->nvml));
+  s->probes.push_back(cuda_record(s->cuda, cuda_ms));
+}
 
 }  // namespace gd

@@ -241,6 +241,9 @@ struct CudaRun {
   std::vector<CudaDevice> devices;
   // CUDA runtime (libcudart), when one was found: the error frameworks show.
   std::string cudart_loaded;
+  // Why no libcudart was loaded: the dlopen error of a named one, or the
+  // names searched. "" when one loaded.
+  std::string cudart_error;
   int cudart_runtime_version = 0;  // cudaRuntimeGetVersion
   int cudart_rc = -1;              // cudaGetDeviceCount
   int cudart_device_count = 0;

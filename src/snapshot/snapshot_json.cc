@@ -101,8 +101,8 @@ GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes,
         cc_minor, multiprocessors, clock_khz, ctx_rc)
 GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
         driver_version_rc, driver_version, init_rc, device_count_rc, device_count, devices,
-        cudart_loaded, cudart_runtime_version, cudart_rc, cudart_device_count, child_error,
-        duration_ms)
+        cudart_loaded, cudart_error, cudart_runtime_version, cudart_rc, cudart_device_count,
+        child_error, duration_ms)
 GD_JSON(CudaInfo, attempted, runs)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits,
         driver, pci, devnodes, container, services, processes, nvml, cuda, probes)
@@ -110,6 +110,27 @@ GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, en
 #undef GD_JSON
 
 nlohmann::json snapshot_to_json(const Snapshot& s) { return s; }
+
+nlohmann::json nvml_info_to_json(const NvmlInfo& info) { return info; }
+nlohmann::json cuda_run_to_json(const CudaRun& run) { return run; }
+
+Result<NvmlInfo> nvml_info_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return Error{"NVML probe result is not a JSON object"};
+  try {
+    return j.get<NvmlInfo>();
+  } catch (const nlohmann::json::exception& e) {
+    return Error{std::string("malformed NVML probe result: ") + e.what()};
+  }
+}
+
+Result<CudaRun> cuda_run_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return Error{"CUDA probe result is not a JSON object"};
+  try {
+    return j.get<CudaRun>();
+  } catch (const nlohmann::json::exception& e) {
+    return Error{std::string("malformed CUDA probe result: ") + e.what()};
+  }
+}
 
 std::string snapshot_to_string(const Snapshot& s) {
   // Replace invalid UTF-8 (a garbled proc file) instead of throwing.

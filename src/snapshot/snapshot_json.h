@@ -19,6 +19,12 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j);
 Result<Snapshot> snapshot_from_string(const std::string& text);
 Result<Snapshot> snapshot_from_file(const std::string& path);
 
+// The probe children's answers (one NvmlInfo / CudaRun each); never throw.
+nlohmann::json nvml_info_to_json(const NvmlInfo& info);
+Result<NvmlInfo> nvml_info_from_json(const nlohmann::json& j);
+nlohmann::json cuda_run_to_json(const CudaRun& run);
+Result<CudaRun> cuda_run_from_json(const nlohmann::json& j);
+
 const char* probe_status_name(ProbeStatus s);  // "ok", "unavailable", "failed", "timed-out"
 const char* pci_kind_name(PciKind k);          // "gpu", "nvswitch", "audio", "bridge", "other"
 

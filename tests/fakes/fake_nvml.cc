@@ -1,1 +1,379 @@
-// STUB: to be replaced by the real fake.
+// Fake libnvidia-ml.so.1: NVML's real symbol names, signatures and struct
+// layouts (shared/reference/nvidia-facts.md §4.3, §4.4, from NVIDIA's
+// nvml.h as copied in NVIDIA/go-nvml, CUDA 13.3 header), answering from the
+// scenario file. Like real NVML it enumerates GPUs in PCI bus order and
+// ignores CUDA_VISIBLE_DEVICES.
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "scenario.h"
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+// nvmlReturn_t values (§4.1).
+enum : int {
+  kSuccess = 0,
+  kUninitialized = 1,
+  kInvalidArgument = 2,
+  kNotSupported = 3,
+  kNotFound = 6,
+  kInsufficientSize = 7,
+  kGpuIsLost = 15,
+  kArgumentVersionMismatch = 25,
+  kUnknown = 999,
+};
+
+}  // namespace
+
+// Opaque to callers (nvmlDevice_t is a pointer to it).
+struct nvmlDevice_st {
+  const fake::Gpu* gpu = nullptr;
+  const fake::MigInstance* mig = nullptr;
+};
+typedef nvmlDevice_st* nvmlDevice_t;
+typedef int nvmlReturn_t;
+
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];
+} nvmlPciInfo_t;
+static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, pciDeviceId) == 28 &&
+              offsetof(nvmlPciInfo_t, busId) == 36);
+
+typedef struct nvmlMemory_st {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+static_assert(sizeof(nvmlMemory_t) == 24);
+
+typedef struct nvmlProcessInfo_v2_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+static_assert(sizeof(nvmlProcessInfo_t) == 24 && offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16);
+
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36 &&
+              offsetof(nvmlGpuFabricInfo_v2_t, state) == 28);
+constexpr unsigned int kFabricInfoV2 = 0x02000024;  // NVML_STRUCT_VERSION(GpuFabricInfo, 2)
+
+namespace {
+
+int g_init_count = 0;
+std::vector<nvmlDevice_st> g_handles;      // one per scenario GPU
+std::vector<nvmlDevice_st> g_mig_handles;  // all MIG instances
+
+const fake::Scenario& sc() { return fake::scenario(); }
+
+void make_handles() {
+  if (!g_handles.empty() || sc().gpus.empty()) return;
+  size_t migs = 0;
+  for (const auto& g : sc().gpus) migs += g.mig_instances.size();
+  g_mig_handles.reserve(migs);  // pointers into it are handed out
+  for (const auto& g : sc().gpus) {
+    g_handles.push_back({&g, nullptr});
+    for (const auto& m : g.mig_instances) g_mig_handles.push_back({&g, &m});
+  }
+}
+
+int init_call(const char* fn) {
+  if (!sc().valid) return kUnknown;
+  if (int rc = fake::inject(fn)) return rc;
+  make_handles();
+  ++g_init_count;
+  return kSuccess;
+}
+
+// Common preamble of per-device calls: initialized, valid handle, injected
+// errors, lost GPU.
+int device_call(const char* fn, nvmlDevice_t dev, const void* out) {
+  if (g_init_count == 0) return kUninitialized;
+  if (dev == nullptr || dev->gpu == nullptr || out == nullptr) return kInvalidArgument;
+  if (int rc = fake::inject(fn, dev->gpu)) return rc;
+  if (dev->gpu->lost) return kGpuIsLost;
+  return kSuccess;
+}
+
+int string_call(const char* fn, nvmlDevice_t dev, const std::string& value, char* buf,
+                unsigned int len) {
+  if (int rc = device_call(fn, dev, buf)) return rc;
+  return fake::copy_string(value, buf, len) ? kSuccess : kInsufficientSize;
+}
+
+}  // namespace
+
+FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) { return init_call("nvmlInit_v2"); }
+FAKE_EXPORT nvmlReturn_t nvmlInit(void) { return init_call("nvmlInit"); }
+FAKE_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int /*flags*/) {
+  return init_call("nvmlInitWithFlags");
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlShutdown(void) {
+  if (int rc = fake::inject("nvmlShutdown")) return rc;
+  if (g_init_count == 0) return kUninitialized;
+  --g_init_count;
+  return kSuccess;
+}
+
+FAKE_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case 0:
+      return "Success";
+    case 1:
+      return "Uninitialized";
+    case 2:
+      return "Invalid Argument";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 6:
+      return "Not Found";
+    case 7:
+      return "Insufficient Size";
+    case 9:
+      return "Driver Not Loaded";
+    case 12:
+      return "NVML Shared Library Not Found";
+    case 13:
+      return "Function Not Found";
+    case 15:
+      return "GPU is lost";
+    case 17:
+      return "OS Call Failed";
+    case 18:
+      return "Driver/library version mismatch";
+    case 25:
+      return "Argument Version Mismatch";
+    default:
+      return "Unknown Error";
+  }
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  if (g_init_count == 0) return kUninitialized;
+  if (int rc = fake::inject("nvmlSystemGetDriverVersion")) return rc;
+  if (version == nullptr) return kInvalidArgument;
+  return fake::copy_string(sc().driver_version, version, length) ? kSuccess : kInsufficientSize;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
+  if (int rc = fake::inject("nvmlSystemGetNVMLVersion")) return rc;
+  if (version == nullptr) return kInvalidArgument;
+  return fake::copy_string(sc().nvml_version, version, length) ? kSuccess : kInsufficientSize;
+}
+
+static nvmlReturn_t cuda_driver_version(const char* fn, int* v) {
+  if (int rc = fake::inject(fn)) return rc;
+  if (v == nullptr) return kInvalidArgument;
+  *v = sc().cuda_driver_version;
+  return kSuccess;
+}
+FAKE_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion(int* v) {
+  return cuda_driver_version("nvmlSystemGetCudaDriverVersion", v);
+}
+FAKE_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
+  return cuda_driver_version("nvmlSystemGetCudaDriverVersion_v2", v);
+}
+
+static nvmlReturn_t device_count(const char* fn, unsigned int* count) {
+  if (g_init_count == 0) return kUninitialized;
+  if (int rc = fake::inject(fn)) return rc;
+  if (count == nullptr) return kInvalidArgument;
+  *count = static_cast<unsigned int>(sc().gpus.size());
+  return kSuccess;
+}
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  return device_count("nvmlDeviceGetCount_v2", count);
+}
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) {
+  return device_count("nvmlDeviceGetCount", count);
+}
+
+static nvmlReturn_t handle_by_index(const char* fn, unsigned int index, nvmlDevice_t* device) {
+  if (g_init_count == 0) return kUninitialized;
+  if (device == nullptr || index >= g_handles.size()) return kInvalidArgument;
+  const fake::Gpu* gpu = g_handles[index].gpu;
+  if (int rc = fake::inject(fn, gpu)) return rc;
+  if (gpu->lost) return kGpuIsLost;
+  *device = &g_handles[index];
+  return kSuccess;
+}
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  return handle_by_index("nvmlDeviceGetHandleByIndex_v2", index, device);
+}
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
+  return handle_by_index("nvmlDeviceGetHandleByIndex", index, device);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char* name, unsigned int length) {
+  return string_call("nvmlDeviceGetName", dev, dev ? dev->gpu->name : "", name, length);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char* uuid, unsigned int length) {
+  std::string value;
+  if (dev != nullptr && dev->gpu != nullptr) value = dev->mig ? dev->mig->uuid : dev->gpu->uuid;
+  return string_call("nvmlDeviceGetUUID", dev, value, uuid, length);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t* pci) {
+  if (int rc = device_call("nvmlDeviceGetPciInfo_v3", dev, pci)) return rc;
+  const fake::Gpu& g = *dev->gpu;
+  std::memset(pci, 0, sizeof *pci);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", g.domain, g.bus,
+                g.device);
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", g.domain, g.bus, g.device);
+  pci->domain = g.domain;
+  pci->bus = g.bus;
+  pci->device = g.device;
+  pci->pciDeviceId = g.pci_device_id;
+  pci->pciSubSystemId = g.pci_subsystem_id;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t dev, unsigned int* minor) {
+  if (int rc = device_call("nvmlDeviceGetMinorNumber", dev, minor)) return rc;
+  *minor = dev->gpu->minor;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t* memory) {
+  if (int rc = device_call("nvmlDeviceGetMemoryInfo", dev, memory)) return rc;
+  const fake::Gpu& g = *dev->gpu;
+  memory->total = g.memory_total_bytes;
+  memory->used =
+      g.memory_used_bytes < g.memory_total_bytes ? g.memory_used_bytes : g.memory_total_bytes;
+  memory->free = memory->total - memory->used;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, int* mode) {
+  if (int rc = device_call("nvmlDeviceGetPersistenceMode", dev, mode)) return rc;
+  *mode = dev->gpu->persistence_mode;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int* mode) {
+  if (int rc = device_call("nvmlDeviceGetComputeMode", dev, mode)) return rc;
+  *mode = dev->gpu->compute_mode;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int* current,
+                                              unsigned int* pending) {
+  if (int rc = device_call("nvmlDeviceGetMigMode", dev, current)) return rc;
+  if (pending == nullptr) return kInvalidArgument;
+  if (!dev->gpu->mig_capable) return kNotSupported;
+  *current = static_cast<unsigned int>(dev->gpu->mig_current);
+  *pending = static_cast<unsigned int>(dev->gpu->mig_pending);
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t dev, int* major,
+                                                            int* minor) {
+  if (int rc = device_call("nvmlDeviceGetCudaComputeCapability", dev, major)) return rc;
+  if (minor == nullptr) return kInvalidArgument;
+  *major = dev->gpu->cc_major;
+  *minor = dev->gpu->cc_minor;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t dev, unsigned int* arch) {
+  if (int rc = device_call("nvmlDeviceGetArchitecture", dev, arch)) return rc;
+  *arch = static_cast<unsigned int>(dev->gpu->architecture);
+  return kSuccess;
+}
+
+// nvmlClockType_t: 0 GRAPHICS, 1 SM, 2 MEM, 3 VIDEO.
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type,
+                                                   unsigned int* clock) {
+  if (int rc = device_call("nvmlDeviceGetMaxClockInfo", dev, clock)) return rc;
+  switch (type) {
+    case 0:
+    case 1:
+      *clock = dev->gpu->max_sm_clock_mhz;
+      return kSuccess;
+    case 2:
+      *clock = dev->gpu->max_mem_clock_mhz;
+      return kSuccess;
+    case 3:
+      *clock = dev->gpu->max_sm_clock_mhz * 3 / 4;
+      return kSuccess;
+    default:
+      return kInvalidArgument;
+  }
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev,
+                                                                 unsigned int* count,
+                                                                 nvmlProcessInfo_t* infos) {
+  if (int rc = device_call("nvmlDeviceGetComputeRunningProcesses_v3", dev, count)) return rc;
+  const auto& procs = dev->gpu->processes;
+  if (*count < procs.size()) {
+    *count = static_cast<unsigned int>(procs.size());
+    return procs.empty() ? kSuccess : kInsufficientSize;
+  }
+  if (!procs.empty() && infos == nullptr) return kInvalidArgument;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    infos[i].pid = procs[i].pid;
+    infos[i].usedGpuMemory = procs[i].used_memory_bytes.value_or(~0ull);  // NOT_AVAILABLE
+    infos[i].gpuInstanceId = 0xFFFFFFFFu;
+    infos[i].computeInstanceId = 0xFFFFFFFFu;
+  }
+  *count = static_cast<unsigned int>(procs.size());
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev,
+                                                     nvmlGpuFabricInfo_v2_t* info) {
+  if (int rc = device_call("nvmlDeviceGetGpuFabricInfoV", dev, info)) return rc;
+  if (info->version != kFabricInfoV2) return kArgumentVersionMismatch;
+  if (!dev->gpu->fabric_supported) return kNotSupported;
+  std::memset(info->clusterUuid, 0, sizeof info->clusterUuid);
+  info->status = dev->gpu->fabric_status;
+  info->cliqueId = 0;
+  info->state = static_cast<unsigned char>(dev->gpu->fabric_state);
+  info->healthMask = 0;
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t dev, unsigned int* count) {
+  if (int rc = device_call("nvmlDeviceGetMaxMigDeviceCount", dev, count)) return rc;
+  if (!dev->gpu->mig_capable) return kNotSupported;
+  *count = 7;  // H100/A100: up to seven 1g instances
+  return kSuccess;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t dev, unsigned int index,
+                                                             nvmlDevice_t* mig) {
+  if (int rc = device_call("nvmlDeviceGetMigDeviceHandleByIndex", dev, mig)) return rc;
+  if (!dev->gpu->mig_capable || dev->gpu->mig_current != 1) return kNotSupported;
+  unsigned int seen = 0;
+  for (auto& h : g_mig_handles) {
+    if (h.gpu != dev->gpu) continue;
+    if (seen++ == index) {
+      *mig = &h;
+      return kSuccess;
+    }
+  }
+  return kNotFound;
+}

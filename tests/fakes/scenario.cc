@@ -1,1 +1,256 @@
-// STUB: to be replaced by the real fake.
+// Scenario loading and the per-call behaviour (errors, hangs, crashes,
+// delays) shared by the three fake libraries. Each fake links its own copy
+// (hidden visibility), so each library reads the file once.
+#include "scenario.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+namespace fake {
+namespace {
+
+using nlohmann::json;
+
+// Accepts 10 and "0x0a" alike: PCI ids read better in hex.
+uint64_t get_uint(const json& j, const char* key, uint64_t fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (it->is_string()) return std::stoull(it->get<std::string>(), nullptr, 0);
+  return it->get<uint64_t>();
+}
+
+int get_int(const json& j, const char* key, int fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<int>();
+}
+
+std::string get_string(const json& j, const char* key, const std::string& fallback = "") {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<std::string>();
+}
+
+std::map<std::string, int> get_int_map(const json& j, const char* key) {
+  std::map<std::string, int> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  for (const auto& [k, v] : it->items()) out[k] = v.get<int>();
+  return out;
+}
+
+// "0000:01:00.0" -> domain, bus, device, function.
+void parse_bus_id(Gpu* g) {
+  unsigned d = 0, b = 0, dev = 0, f = 0;
+  if (std::sscanf(g->bus_id.c_str(), "%x:%x:%x.%x", &d, &b, &dev, &f) != 4) {
+    throw std::runtime_error("bad bus_id \"" + g->bus_id + "\" (want 0000:01:00.0)");
+  }
+  g->domain = d;
+  g->bus = b;
+  g->device = dev;
+  g->function = f;
+}
+
+Gpu parse_gpu(const json& j) {
+  Gpu g;
+  g.name = get_string(j, "name");
+  g.uuid = get_string(j, "uuid");
+  g.bus_id = get_string(j, "bus_id");
+  parse_bus_id(&g);
+  g.pci_device_id = static_cast<uint32_t>(get_uint(j, "pci_device_id", 0));
+  g.pci_subsystem_id = static_cast<uint32_t>(get_uint(j, "pci_subsystem_id", 0));
+  g.minor = static_cast<uint32_t>(get_uint(j, "minor", 0));
+  g.memory_total_bytes = get_uint(j, "memory_total_bytes", 0);
+  g.memory_used_bytes = get_uint(j, "memory_used_bytes", 0);
+  g.cc_major = get_int(j, "cc_major", 0);
+  g.cc_minor = get_int(j, "cc_minor", 0);
+  g.multiprocessors = get_int(j, "multiprocessors", 0);
+  g.max_sm_clock_mhz = static_cast<uint32_t>(get_uint(j, "max_sm_clock_mhz", 0));
+  g.max_mem_clock_mhz = static_cast<uint32_t>(get_uint(j, "max_mem_clock_mhz", 0));
+  g.architecture = get_int(j, "architecture", 0);
+  g.persistence_mode = get_int(j, "persistence_mode", 1);
+  g.compute_mode = get_int(j, "compute_mode", 0);
+  if (auto it = j.find("mig_mode"); it != j.end() && it->is_object()) {
+    g.mig_capable = true;
+    g.mig_current = get_int(*it, "current", 0);
+    g.mig_pending = get_int(*it, "pending", g.mig_current);
+  }
+  if (auto it = j.find("mig_instances"); it != j.end() && it->is_array()) {
+    for (const auto& m : *it) {
+      MigInstance mi;
+      mi.uuid = get_string(m, "uuid");
+      mi.gi = static_cast<uint32_t>(get_uint(m, "gi", 0));
+      mi.ci = static_cast<uint32_t>(get_uint(m, "ci", 0));
+      mi.memory_total_bytes = get_uint(m, "memory_total_bytes", 0);
+      mi.multiprocessors = get_int(m, "multiprocessors", 0);
+      g.mig_instances.push_back(mi);
+    }
+  }
+  if (auto it = j.find("processes"); it != j.end() && it->is_array()) {
+    for (const auto& p : *it) {
+      Process proc;
+      proc.pid = static_cast<uint32_t>(get_uint(p, "pid", 0));
+      auto mem = p.find("used_memory_bytes");
+      if (mem != p.end() && !mem->is_null()) proc.used_memory_bytes = mem->get<uint64_t>();
+      g.processes.push_back(proc);
+    }
+  }
+  if (auto it = j.find("fabric"); it != j.end() && it->is_object()) {
+    g.fabric_supported = true;
+    g.fabric_state = get_int(*it, "state", 0);
+    g.fabric_status = get_int(*it, "status", 0);
+  }
+  g.lost = j.value("lost", false);
+  g.errors = get_int_map(j, "errors");
+  return g;
+}
+
+void parse(const json& j, Scenario* s) {
+  s->driver_version = get_string(j, "driver_version", s->driver_version);
+  s->cuda_driver_version = get_int(j, "cuda_driver_version", s->cuda_driver_version);
+  s->libcuda_driver_version = get_int(j, "libcuda_driver_version", s->cuda_driver_version);
+  s->cudart_runtime_version = get_int(j, "cudart_runtime_version", s->cuda_driver_version);
+  s->nvml_version = get_string(
+      j, "nvml_version", std::to_string(s->cuda_driver_version / 1000) + "." + s->driver_version);
+  s->context_reserve_bytes = get_uint(j, "context_reserve_bytes", s->context_reserve_bytes);
+  json defaults = j.value("gpu_defaults", json::object());
+  if (auto it = j.find("gpus"); it != j.end() && it->is_array()) {
+    for (const auto& gj : *it) {
+      json merged = defaults;
+      merged.merge_patch(gj);
+      s->gpus.push_back(parse_gpu(merged));
+    }
+  }
+  std::sort(s->gpus.begin(), s->gpus.end(), [](const Gpu& a, const Gpu& b) {
+    return std::tie(a.domain, a.bus, a.device, a.function) <
+           std::tie(b.domain, b.bus, b.device, b.function);
+  });
+  // Real CUDA reserves virtual address space for every GPU's memory and more
+  // at init; an RLIMIT_AS below that fails cuInit with out of memory.
+  uint64_t sum = 16ull << 30;
+  for (const auto& g : s->gpus) sum += g.memory_total_bytes;
+  s->va_reserve_bytes = get_uint(j, "va_reserve_bytes", sum);
+  s->errors = get_int_map(j, "errors");
+  for (const auto& h : j.value("hang", json::array())) s->hang.insert(h.get<std::string>());
+  for (const auto& c : j.value("crash", json::array())) s->crash.insert(c.get<std::string>());
+  s->delay_ms = get_int_map(j, "delay_ms");
+}
+
+Scenario load() {
+  Scenario s;
+  const char* path = std::getenv("GPUDOCTOR_FAKE_SCENARIO");
+  if (path == nullptr || *path == '\0') return s;
+  std::ifstream in(path);
+  if (!in) {
+    s.valid = false;
+    s.error = std::string("cannot read ") + path;
+  } else {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+      parse(json::parse(ss.str()), &s);
+    } catch (const std::exception& e) {
+      s = Scenario{};
+      s.valid = false;
+      s.error = std::string(path) + ": " + e.what();
+    }
+  }
+  if (!s.valid) std::fprintf(stderr, "fake NVIDIA library: bad scenario: %s\n", s.error.c_str());
+  return s;
+}
+
+// "nvmlInit_v2" and "nvmlInit" share their entries; so do the other
+// versioned/unversioned pairs.
+std::string family(const std::string& fn) {
+  if (fn == "nvmlInitWithFlags") return "nvmlInit";
+  auto pos = fn.rfind("_v");
+  if (pos != std::string::npos && pos + 2 < fn.size() &&
+      std::all_of(fn.begin() + static_cast<long>(pos) + 2, fn.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    return fn.substr(0, pos);
+  }
+  return fn;
+}
+
+const std::string& key_of(const std::string& k) { return k; }
+const std::string& key_of(const std::pair<const std::string, int>& kv) { return kv.first; }
+
+template <class Container>
+auto find_entry(const Container& c, const std::string& fn) {
+  auto it = c.find(fn);
+  if (it != c.end()) return it;
+  std::string fam = family(fn);
+  for (it = c.begin(); it != c.end(); ++it) {
+    if (family(key_of(*it)) == fam) return it;
+  }
+  return c.end();
+}
+
+[[noreturn]] void hang_forever() {
+  for (;;) pause();
+}
+
+[[noreturn]] void crash_now() {
+  // Default action even where a sanitizer installed its own handler: the
+  // probe must see a process killed by SIGSEGV, as with a real driver crash.
+  std::signal(SIGSEGV, SIG_DFL);
+  std::raise(SIGSEGV);
+  std::abort();
+}
+
+}  // namespace
+
+const Scenario& scenario() {
+  static const Scenario s = load();
+  return s;
+}
+
+int inject(const char* fn_c, const Gpu* gpu) {
+  const Scenario& s = scenario();
+  std::string fn = fn_c;
+  if (find_entry(s.hang, fn) != s.hang.end()) hang_forever();
+  if (find_entry(s.crash, fn) != s.crash.end()) crash_now();
+  if (auto d = find_entry(s.delay_ms, fn); d != s.delay_ms.end()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(d->second));
+  }
+  if (gpu != nullptr) {
+    if (auto e = find_entry(gpu->errors, fn); e != gpu->errors.end()) return e->second;
+  }
+  if (auto e = find_entry(s.errors, fn); e != s.errors.end()) return e->second;
+  return 0;
+}
+
+void uuid_bytes(const std::string& uuid, unsigned char out[16]) {
+  std::memset(out, 0, 16);
+  std::string hex;
+  std::string body = uuid.size() > 4 ? uuid.substr(4) : "";
+  for (char c : body) {
+    if (std::isxdigit(static_cast<unsigned char>(c))) hex += c;
+  }
+  if (hex.size() != 32) return;
+  for (int i = 0; i < 16; ++i) {
+    out[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  }
+}
+
+bool copy_string(const std::string& s, char* buf, unsigned int len) {
+  if (buf == nullptr || s.size() + 1 > len) return false;
+  std::memcpy(buf, s.c_str(), s.size() + 1);
+  return true;
+}
+
+}  // namespace fake

@@ -1,0 +1,180 @@
+#include "checks/driver_helpers.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "catalog/cuda_errors.h"
+#include "checks/util.h"
+
+namespace gd {
+
+bool nvidia_driver_loaded(const Snapshot& s) {
+  return s.driver.proc_driver_nvidia || find_module(s, "nvidia") != nullptr;
+}
+
+std::optional<DriverVersion> kernel_driver_version(const Snapshot& s) {
+  return parse_driver_version(s.driver.version);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = text.find(sep, start);
+    out.emplace_back(text.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+std::string pci_id_text(const PciDevice& d) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04x:%04x", d.vendor_id, d.device_id);
+  return buf;
+}
+
+const NvmlGpu* nvml_gpu_at(const Snapshot& s, const std::string& bdf) {
+  for (const auto& g : s.nvml.gpus) {
+    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bdf) return &g;
+  }
+  return nullptr;
+}
+
+std::string gpu_name(const Snapshot& s, const PciDevice& d) {
+  if (!d.proc_model.empty()) return d.proc_model;
+  if (const NvmlGpu* g = nvml_gpu_at(s, d.bdf); g != nullptr && g->name.ok()) {
+    return g->name.value;
+  }
+  if (const GpuModel* m = find_gpu_model(d.device_id)) return m->name;
+  return "";
+}
+
+std::string gpu_label(const Snapshot& s, const PciDevice& d) {
+  std::string name = gpu_name(s, d);
+  std::string out = d.bdf;
+  if (!name.empty()) out += " " + name;
+  return out + " (" + pci_id_text(d) + ")";
+}
+
+GpuArch gpu_arch(const Snapshot& s, const PciDevice& d) {
+  if (const GpuModel* m = find_gpu_model(d.device_id)) return m->arch;
+  if (const NvmlGpu* g = nvml_gpu_at(s, d.bdf)) {
+    if (g->architecture.ok()) {
+      GpuArch a = arch_from_nvml(g->architecture.value);
+      if (a != GpuArch::kUnknown) return a;
+    }
+    if (g->cc_major.ok() && g->cc_minor.ok()) {
+      return arch_from_cc(g->cc_major.value, g->cc_minor.value);
+    }
+  }
+  return GpuArch::kUnknown;
+}
+
+std::optional<std::string> library_file_version(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string_view file = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  size_t so = file.find(".so.");
+  if (so == std::string_view::npos) return std::nullopt;
+  std::string_view ver = file.substr(so + 4);
+  // A driver version has a branch of three digits and at least two parts;
+  // "1" (soname) and "12" (cudart major) are not driver versions.
+  auto parsed = parse_driver_version(ver);
+  if (!parsed || parsed->major < 100) return std::nullopt;
+  return std::string(ver);
+}
+
+std::string dir_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string ld_library_path_command(const std::string& new_value) {
+  if (new_value.empty()) return "unset LD_LIBRARY_PATH";
+  return "export LD_LIBRARY_PATH=" + new_value;
+}
+
+bool run_has_rc(const CudaRun* r, int code) {
+  if (r == nullptr) return false;
+  if (r->init_rc == code) return true;
+  if (r->init_rc == 0 && r->device_count_rc == code) return true;
+  return !r->cudart_loaded.empty() && r->cudart_rc == code;
+}
+
+std::string framework_error_text(int cudart_rc) {
+  const CudaErrorInfo* e = find_cuda_error(cudart_rc);
+  std::string text = "Error " + std::to_string(cudart_rc);
+  if (e != nullptr && e->runtime_string != nullptr) text += std::string(": ") + e->runtime_string;
+  return text;
+}
+
+std::string runtime_name_suffix(int cudart_rc) {
+  const CudaErrorInfo* e = find_cuda_error(cudart_rc);
+  if (e == nullptr || e->runtime_name == nullptr) return "";
+  return std::string(" [") + e->runtime_name + "]";
+}
+
+std::vector<std::string> cuda_error_lines(const CudaRun& r) {
+  std::vector<std::string> out;
+  if (!r.cudart_loaded.empty() && r.cudart_rc > 0) {
+    out.push_back("cudaGetDeviceCount (" + r.cudart_loaded +
+                  "): " + framework_error_text(r.cudart_rc) + runtime_name_suffix(r.cudart_rc));
+  }
+  if (r.init_rc > 0) {
+    out.push_back("cuInit(0) (" + r.library_loaded + "): " + cuda_driver_error(r.init_rc));
+  } else if (r.init_rc == 0 && r.device_count_rc > 0) {
+    out.push_back("cuDeviceGetCount: " + cuda_driver_error(r.device_count_rc));
+  }
+  return out;
+}
+
+std::vector<KnownMinor> known_gpu_minors(const Snapshot& s) {
+  std::vector<KnownMinor> out;
+  auto add = [&](int minor, const std::string& bdf) {
+    for (const auto& k : out) {
+      if (k.minor == minor) return;
+    }
+    out.push_back({minor, bdf});
+  };
+  for (const auto& d : s.pci) {
+    if (d.kind == PciKind::kGpu && d.proc_minor && *d.proc_minor >= 0 && *d.proc_minor <= 254) {
+      add(*d.proc_minor, d.bdf);
+    }
+  }
+  for (const auto& g : s.nvml.gpus) {
+    if (g.minor_number.ok() && g.minor_number.value <= 254) {
+      add(static_cast<int>(g.minor_number.value), g.pci_bus_id.ok() ? g.pci_bus_id.value : "");
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const KnownMinor& a, const KnownMinor& b) { return a.minor < b.minor; });
+  return out;
+}
+
+std::string format_seconds(double seconds) {
+  if (seconds < 0) seconds = 0;
+  long total = static_cast<long>(seconds);
+  if (total < 60) return std::to_string(total) + " s";
+  long minutes = total / 60;
+  if (minutes < 60) return std::to_string(minutes) + " min";
+  long hours = minutes / 60;
+  if (hours < 48) return std::to_string(hours) + " h " + std::to_string(minutes % 60) + " min";
+  return std::to_string(hours / 24) + " days";
+}
+
+}  // namespace gd

@@ -1,0 +1,79 @@
+// Helpers shared by the driver, CUDA-library, device-node and container
+// checks. Pure functions over the snapshot, like checks/util.h.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/driver_compat.h"
+#include "catalog/gpu_models.h"
+#include "checks/check.h"
+
+namespace gd {
+
+// The NVIDIA kernel driver is present: /proc/driver/nvidia or the module.
+bool nvidia_driver_loaded(const Snapshot& s);
+// The kernel module version, parsed; nullopt when unknown.
+std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::vector<std::string> split(std::string_view text, char sep);
+bool contains(std::string_view haystack, std::string_view needle);
+
+// "10de:2684"
+std::string pci_id_text(const PciDevice& d);
+// The NVML record of the GPU at a bus id; nullptr when NVML did not see it.
+const NvmlGpu* nvml_gpu_at(const Snapshot& s, const std::string& bdf);
+// Best known model name: /proc/driver/nvidia, NVML, then the catalog.
+std::string gpu_name(const Snapshot& s, const PciDevice& d);
+// "0000:01:00.0 NVIDIA GeForce RTX 4090 (10de:2684)"
+std::string gpu_label(const Snapshot& s, const PciDevice& d);
+// Architecture from the PCI device id, else NVML's architecture or cc.
+GpuArch gpu_arch(const Snapshot& s, const PciDevice& d);
+
+// The version in a driver library's file name:
+// "/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14" -> "550.54.14". nullopt
+// when the name carries no driver version ("libcuda.so.1", "libcuda.so").
+std::optional<std::string> library_file_version(std::string_view path);
+
+// The directory part of a path ("/a/b/libcuda.so" -> "/a/b").
+std::string dir_name(std::string_view path);
+
+// LD_LIBRARY_PATH with every entry for which `drop` holds removed.
+// Entries are compared without trailing slashes.
+template <class Pred>
+std::string filter_path_list(std::string_view list, Pred drop) {
+  std::vector<std::string> keep;
+  for (auto& e : split(list, ':')) {
+    if (e.empty() || drop(e)) continue;
+    keep.push_back(e);
+  }
+  return join(keep, ":");
+}
+// "export LD_LIBRARY_PATH=..." or "unset LD_LIBRARY_PATH" when empty.
+std::string ld_library_path_command(const std::string& new_value);
+
+// True when any of cuInit, cuDeviceGetCount, cudaGetDeviceCount of the run
+// returned `code`.
+bool run_has_rc(const CudaRun* r, int code);
+// cudaGetDeviceCount as frameworks print it: "Error 2: out of memory".
+std::string framework_error_text(int cudart_rc);
+// " [cudaErrorMemoryAllocation]", "" for an unknown code.
+std::string runtime_name_suffix(int cudart_rc);
+// "cuInit: CUDA_ERROR_UNKNOWN (999)" / "cudaGetDeviceCount: Error 999: ..."
+// lines for the run's failing calls.
+std::vector<std::string> cuda_error_lines(const CudaRun& r);
+
+// GPU minors known from /proc/driver/nvidia/gpus or NVML, with the bus id.
+struct KnownMinor {
+  int minor;
+  std::string bdf;
+};
+std::vector<KnownMinor> known_gpu_minors(const Snapshot& s);
+
+// "3 h 12 min", "45 s"
+std::string format_seconds(double seconds);
+
+}  // namespace gd

@@ -1,0 +1,325 @@
+// The probe-child runner (see child.h). posix_spawn starts each child in
+// its own process group with stdin on /dev/null and stdout/stderr on
+// close-on-exec pipes, so concurrent children never hold each other's pipes.
+// One ppoll loop reads every pipe and every child's pidfd until the
+// deadline; then SIGKILL goes to each remaining process group. A process
+// stuck in the kernel (a driver ioctl on a lost GPU) may not die even then:
+// the runner waits a short grace and gives up on it rather than hang too.
+#include "probe/child.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace gd {
+namespace {
+
+using Clock = ChildRunner::Clock;
+
+// How long a killed child may take to die, and how long the pipes of an
+// exited child are drained (a grandchild may still hold them).
+constexpr auto kKillGrace = std::chrono::milliseconds(300);
+constexpr auto kDrainGrace = std::chrono::milliseconds(100);
+// Poll interval where no pidfd tells us that a child exited.
+constexpr auto kReapPoll = std::chrono::milliseconds(5);
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  long fd = syscall(SYS_pidfd_open, pid, 0);
+  if (fd >= 0) {
+    fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    return static_cast<int>(fd);
+  }
+#else
+  (void)pid;
+#endif
+  return -1;  // kernel before 5.3: poll waitpid instead
+}
+
+void close_fd(int* fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+std::vector<char*> c_strings(const std::string& first, const std::vector<std::string>& rest) {
+  std::vector<char*> v;
+  if (!first.empty()) v.push_back(const_cast<char*>(first.c_str()));
+  for (const auto& s : rest) v.push_back(const_cast<char*>(s.c_str()));
+  v.push_back(nullptr);
+  return v;
+}
+
+}  // namespace
+
+std::string signal_name(int sig) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+#endif
+  return "signal " + std::to_string(sig);
+}
+
+struct ChildRunner::Proc {
+  ChildResult result;
+  pid_t pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+  int pid_fd = -1;
+  bool exit_seen = false;  // waitpid collected it
+  bool done = false;
+  Clock::time_point start;
+  Clock::time_point exit_time;
+  size_t max_out = 0;
+  size_t max_err = 0;
+};
+
+ChildRunner::ChildRunner(Clock::time_point deadline) : deadline_(deadline) {}
+
+ChildRunner::~ChildRunner() {
+  for (auto& p : procs_) {
+    if (p->done) continue;
+    if (!p->exit_seen && p->pid > 0) {
+      kill(-p->pid, SIGKILL);
+      kill(p->pid, SIGKILL);
+      int status = 0;
+      waitpid(p->pid, &status, WNOHANG);
+    }
+    finish(p.get());
+  }
+}
+
+size_t ChildRunner::start(const ChildSpec& spec) {
+  auto p = std::make_unique<Proc>();
+  p->start = Clock::now();
+  p->max_out = spec.max_stdout_bytes;
+  p->max_err = spec.max_stderr_bytes;
+  size_t id = procs_.size();
+  procs_.push_back(std::move(p));
+  Proc* proc = procs_.back().get();
+
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    proc->result.start_error = std::string("pipe: ") + std::strerror(errno);
+    for (int fd : {out[0], out[1], err[0], err[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    proc->done = true;
+    return id;
+  }
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches its children too
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> argv = c_strings(spec.exe, spec.args);
+  std::vector<char*> envp = c_strings("", spec.env);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, spec.exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(out[1]);
+  close(err[1]);
+  if (rc != 0) {
+    proc->result.start_error = "cannot run " + spec.exe + ": " + std::strerror(rc);
+    close(out[0]);
+    close(err[0]);
+    proc->done = true;
+    return id;
+  }
+  proc->result.started = true;
+  proc->pid = pid;
+  proc->out_fd = out[0];
+  proc->err_fd = err[0];
+  fcntl(proc->out_fd, F_SETFL, O_NONBLOCK);
+  fcntl(proc->err_fd, F_SETFL, O_NONBLOCK);
+  proc->pid_fd = open_pidfd(pid);
+  return id;
+}
+
+const ChildResult& ChildRunner::wait(size_t id) {
+  while (!procs_[id]->done && step()) {
+  }
+  return procs_[id]->result;
+}
+
+void ChildRunner::wait_all() {
+  while (step()) {
+  }
+}
+
+const ChildResult& ChildRunner::result(size_t id) const { return procs_[id]->result; }
+
+void ChildRunner::finish(Proc* p) {
+  close_fd(&p->out_fd);
+  close_fd(&p->err_fd);
+  close_fd(&p->pid_fd);
+  ChildResult& r = p->result;
+  if (r.err_tail.size() > p->max_err) r.err_tail.erase(0, r.err_tail.size() - p->max_err);
+  p->done = true;
+}
+
+namespace {
+
+// Reads what is there without blocking; false at end of file.
+bool drain(int fd, std::string* into, size_t max, bool keep_tail, bool* truncated) {
+  if (fd < 0) return false;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      size_t got = static_cast<size_t>(n);
+      if (keep_tail) {
+        into->append(buf, got);
+        if (into->size() > 2 * max) into->erase(0, into->size() - max);
+      } else {
+        size_t room = into->size() < max ? max - into->size() : 0;
+        into->append(buf, std::min(room, got));
+        if (got > room && truncated != nullptr) *truncated = true;
+      }
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK;  // other errors: treat as closed
+  }
+}
+
+void record_exit(int status, ChildResult* r) {
+  r->reaped = true;
+  if (WIFEXITED(status)) {
+    r->exited = true;
+    r->exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r->signal = WTERMSIG(status);
+  }
+}
+
+}  // namespace
+
+bool ChildRunner::step() {
+  auto running = [](const Proc& p) { return !p.done; };
+  if (std::none_of(procs_.begin(), procs_.end(), [&](auto& p) { return running(*p); })) {
+    return false;
+  }
+  Clock::time_point now = Clock::now();
+
+  // Collect exits first so a child that finished just before the deadline
+  // does not count as timed out.
+  for (auto& p : procs_) {
+    if (p->done || p->exit_seen) continue;
+    int status = 0;
+    if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+      record_exit(status, &p->result);
+      p->exit_seen = true;
+      p->exit_time = now;
+      if (!p->result.timed_out) p->result.duration_ms = ms_between(p->start, now);
+      close_fd(&p->pid_fd);
+    }
+  }
+
+  if (!killed_ && now >= deadline_) {
+    killed_ = true;
+    kill_grace_end_ = now + kKillGrace;
+    for (auto& p : procs_) {
+      if (p->done || p->exit_seen) continue;
+      kill(-p->pid, SIGKILL);
+      kill(p->pid, SIGKILL);
+      p->result.timed_out = true;
+      p->result.duration_ms = ms_between(p->start, now);
+    }
+  }
+  if (killed_ && now >= kill_grace_end_) {
+    for (auto& p : procs_) {
+      if (!p->done) finish(p.get());  // a child that would not die stays unreaped
+    }
+    return false;
+  }
+
+  Clock::time_point wake = killed_ ? kill_grace_end_ : deadline_;
+  bool finished_one = false;
+  std::vector<pollfd> fds;
+  std::vector<std::pair<Proc*, int>> owners;  // which proc, and 0 out / 1 err / 2 pidfd
+  for (auto& p : procs_) {
+    if (p->done) continue;
+    if (p->exit_seen) {
+      if (p->out_fd < 0 && p->err_fd < 0) {
+        finish(p.get());
+        finished_one = true;
+        continue;
+      }
+      if (now >= p->exit_time + kDrainGrace) {
+        drain(p->out_fd, &p->result.out, p->max_out, false, &p->result.out_truncated);
+        drain(p->err_fd, &p->result.err_tail, p->max_err, true, nullptr);
+        finish(p.get());
+        finished_one = true;
+        continue;
+      }
+      wake = std::min(wake, p->exit_time + kDrainGrace);
+    } else if (p->pid_fd < 0) {
+      wake = std::min(wake, now + kReapPoll);
+    }
+    if (p->out_fd >= 0) {
+      fds.push_back({p->out_fd, POLLIN, 0});
+      owners.emplace_back(p.get(), 0);
+    }
+    if (p->err_fd >= 0) {
+      fds.push_back({p->err_fd, POLLIN, 0});
+      owners.emplace_back(p.get(), 1);
+    }
+    if (p->pid_fd >= 0 && !p->exit_seen) {
+      fds.push_back({p->pid_fd, POLLIN, 0});
+      owners.emplace_back(p.get(), 2);
+    }
+  }
+  // A waiter may be waiting for the child just finished: let it look
+  // before blocking on the others.
+  if (finished_one) return true;
+
+  auto wait_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - now).count();
+  if (wait_ns < 0) wait_ns = 0;
+  timespec ts{static_cast<time_t>(wait_ns / 1000000000), static_cast<long>(wait_ns % 1000000000)};
+  int n = ppoll(fds.data(), fds.size(), &ts, nullptr);
+  if (n <= 0) return true;  // timeout or EINTR: the next round re-checks the clock
+
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    auto [p, kind] = owners[i];
+    if (kind == 0) {
+      if (!drain(p->out_fd, &p->result.out, p->max_out, false, &p->result.out_truncated)) {
+        close_fd(&p->out_fd);
+      }
+    } else if (kind == 1) {
+      if (!drain(p->err_fd, &p->result.err_tail, p->max_err, true, nullptr)) {
+        close_fd(&p->err_fd);
+      }
+    }
+    // kind 2 (pidfd readable): collected by waitpid at the top of the next round.
+  }
+  return true;
+}
+
+}  // namespace gd

@@ -1,0 +1,74 @@
+// The probe-child runner: the only fork/exec in gpudoctor besides
+// `gpudoctor run`. NVML and CUDA are called in child processes because a
+// GPU that fell off the bus makes driver calls hang or crash; the parent
+// enforces one absolute deadline, kills a child's whole process group when
+// it passes, and reports what happened as data.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gd {
+
+struct ChildSpec {
+  std::string exe;                      // path to execute (no PATH search)
+  std::vector<std::string> args;        // argv[1..]; argv[0] is exe
+  std::vector<std::string> env;         // the complete environment, "NAME=value"
+  size_t max_stdout_bytes = 4u << 20;   // the rest is read and dropped
+  size_t max_stderr_bytes = 16u << 10;  // the tail is kept
+};
+
+struct ChildResult {
+  bool started = false;
+  std::string start_error;  // why it could not start ("execve ...: No such file")
+  bool exited = false;      // exited normally: exit_code is valid
+  int exit_code = -1;
+  int signal = 0;          // the signal that ended it, 0 if none
+  bool timed_out = false;  // killed at the deadline
+  bool reaped = false;     // false: it did not die even after SIGKILL (stuck in the kernel)
+  std::string out;         // stdout, at most max_stdout_bytes
+  bool out_truncated = false;
+  std::string err_tail;    // the last max_stderr_bytes of stderr
+  double duration_ms = 0;  // start to exit (or to the kill)
+};
+
+// "SIGSEGV"; "signal 77" for one without a name.
+std::string signal_name(int sig);
+
+// Runs children concurrently under one absolute deadline: start() them all,
+// then wait() for each or wait_all(). Waiting services every child's pipes,
+// so one child's output never blocks another. At the deadline every child
+// still running is killed (SIGKILL to its process group) and marked
+// timed_out. Destroying the runner kills and forgets what is left.
+class ChildRunner {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit ChildRunner(Clock::time_point deadline);
+  ~ChildRunner();
+  ChildRunner(const ChildRunner&) = delete;
+  ChildRunner& operator=(const ChildRunner&) = delete;
+
+  // Never fails: a child that cannot start is finished at once, with
+  // result().started false and start_error set. Returns its id.
+  size_t start(const ChildSpec& spec);
+  const ChildResult& wait(size_t id);
+  void wait_all();
+  const ChildResult& result(size_t id) const;
+  Clock::time_point deadline() const { return deadline_; }
+
+ private:
+  struct Proc;
+  bool step();  // one poll round; false when nothing is running
+  void finish(Proc* p);
+
+  Clock::time_point deadline_;
+  bool killed_ = false;
+  Clock::time_point kill_grace_end_{};
+  std::vector<std::unique_ptr<Proc>> procs_;
+};
+
+}  // namespace gd

@@ -1,0 +1,209 @@
+// The CUDA probe, child side (`gpudoctor __probe-cuda --lib PATH --cudart
+// PATH --label user|clean`): loads libcuda with dlopen, runs cuInit and
+// enumerates the devices in this environment's order, creates each primary
+// context, then asks a CUDA runtime (libcudart) for cudaGetDeviceCount — the
+// very call (and error) a framework makes. Prints one CudaRun as JSON.
+//
+// No SDK header: the driver API's CUresult and CUdevice are int, CUcontext a
+// pointer, CUuuid 16 bytes; attribute numbers from cuda.h
+// (shared/reference/nvidia-facts.md §3). Versioned symbols newest first.
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "probe/hw_common.h"
+#include "probe/probe.h"
+#include "snapshot/snapshot_json.h"
+
+namespace gd {
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_opaque*;
+struct CUuuid {
+  unsigned char bytes[16];
+};
+
+constexpr CUresult kSuccess = 0;
+constexpr int kMaxDevices = 64;  // bounds a garbled count
+// CUdevice_attribute values (cuda.h).
+constexpr int kAttrClockRate = 13;  // kHz
+constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrCcMajor = 75;
+constexpr int kAttrCcMinor = 76;
+
+struct Api {
+  Sym<CUresult(int*)> driver_version;
+  Sym<CUresult(unsigned)> init;
+  Sym<CUresult(int*)> count;
+  Sym<CUresult(CUdevice*, int)> get;
+  Sym<CUresult(char*, int, CUdevice)> name;
+  Sym<CUresult(char*, int, CUdevice)> pci_bus_id;
+  Sym<CUresult(CUuuid*, CUdevice)> uuid;
+  Sym<CUresult(size_t*, CUdevice)> total_mem;
+  Sym<CUresult(int*, int, CUdevice)> attribute;
+  Sym<CUresult(CUcontext*, CUdevice)> ctx_retain;
+  Sym<CUresult(CUdevice)> ctx_release;
+  Sym<CUresult(CUcontext)> ctx_set_current;
+  Sym<CUresult(size_t*, size_t*)> mem_info;
+};
+
+Api resolve_api(void* lib) {
+  Api a;
+  a.driver_version = resolve<CUresult(int*)>(lib, {"cuDriverGetVersion"});
+  a.init = resolve<CUresult(unsigned)>(lib, {"cuInit"});
+  a.count = resolve<CUresult(int*)>(lib, {"cuDeviceGetCount"});
+  a.get = resolve<CUresult(CUdevice*, int)>(lib, {"cuDeviceGet"});
+  a.name = resolve<CUresult(char*, int, CUdevice)>(lib, {"cuDeviceGetName"});
+  a.pci_bus_id = resolve<CUresult(char*, int, CUdevice)>(lib, {"cuDeviceGetPCIBusId"});
+  a.uuid = resolve<CUresult(CUuuid*, CUdevice)>(lib, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"});
+  a.total_mem =
+      resolve<CUresult(size_t*, CUdevice)>(lib, {"cuDeviceTotalMem_v2", "cuDeviceTotalMem"});
+  a.attribute = resolve<CUresult(int*, int, CUdevice)>(lib, {"cuDeviceGetAttribute"});
+  a.ctx_retain = resolve<CUresult(CUcontext*, CUdevice)>(lib, {"cuDevicePrimaryCtxRetain"});
+  a.ctx_release = resolve<CUresult(CUdevice)>(
+      lib, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"});
+  a.ctx_set_current = resolve<CUresult(CUcontext)>(lib, {"cuCtxSetCurrent"});
+  a.mem_info = resolve<CUresult(size_t*, size_t*)>(lib, {"cuMemGetInfo_v2", "cuMemGetInfo"});
+  return a;
+}
+
+int attribute(const Api& a, ChildOutput& out, CUdevice dev, int attr, const std::string& at) {
+  int v = 0;
+  std::string where = at + " attribute " + std::to_string(attr);
+  return ask(out, a.attribute, where, [&](auto f) { return f(&v, attr, dev); }) == kSuccess ? v : 0;
+}
+
+// Primary context, made current, and a memory query through it: the first
+// thing a framework does on a device. The first failing step's code.
+int try_context(const Api& a, ChildOutput& out, CUdevice dev, const std::string& at) {
+  CUcontext ctx = nullptr;
+  int rc = ask(out, a.ctx_retain, at, [&](auto f) { return f(&ctx, dev); });
+  if (rc != kSuccess) return rc;
+  rc = ask(out, a.ctx_set_current, at, [&](auto f) { return f(ctx); });
+  if (rc == kSuccess) {
+    size_t free_bytes = 0, total_bytes = 0;
+    rc = ask(out, a.mem_info, at, [&](auto f) { return f(&free_bytes, &total_bytes); });
+    ask(out, a.ctx_set_current, at, [](auto f) { return f(nullptr); });
+  }
+  ask(out, a.ctx_release, at, [&](auto f) { return f(dev); });
+  return rc;
+}
+
+CudaDevice read_device(const Api& a, ChildOutput& out, int ordinal) {
+  CudaDevice d;
+  d.ordinal = ordinal;
+  std::string at = " (device " + std::to_string(ordinal) + ")";
+  CUdevice dev = 0;
+  d.get_rc = ask(out, a.get, at, [&](auto f) { return f(&dev, ordinal); });
+  if (d.get_rc != kSuccess) return d;
+  char buf[256] = {};
+  if (ask(out, a.name, at, [&](auto f) { return f(buf, static_cast<int>(sizeof buf), dev); }) ==
+      kSuccess) {
+    d.name = buffer_string(buf, sizeof buf);
+  }
+  char bus[64] = {};
+  if (ask(out, a.pci_bus_id, at,
+          [&](auto f) { return f(bus, static_cast<int>(sizeof bus), dev); }) == kSuccess) {
+    d.pci_bus_id = normalize_bus_id(buffer_string(bus, sizeof bus));
+  }
+  CUuuid uuid{};
+  if (ask(out, a.uuid, at, [&](auto f) { return f(&uuid, dev); }) == kSuccess) {
+    d.uuid = format_uuid(uuid.bytes);
+  }
+  size_t total = 0;
+  if (ask(out, a.total_mem, at, [&](auto f) { return f(&total, dev); }) == kSuccess) {
+    d.total_memory_bytes = total;
+  }
+  d.cc_major = attribute(a, out, dev, kAttrCcMajor, at);
+  d.cc_minor = attribute(a, out, dev, kAttrCcMinor, at);
+  d.multiprocessors = attribute(a, out, dev, kAttrMultiprocessorCount, at);
+  d.clock_khz = attribute(a, out, dev, kAttrClockRate, at);
+  d.ctx_rc = try_context(a, out, dev, at);
+  return d;
+}
+
+void run_driver(ChildOutput& out, CudaRun* run) {
+  LoadedLibrary lib = load_library(run->library_requested);
+  if (lib.handle == nullptr) {
+    run->dlopen_error = lib.error;
+    return;
+  }
+  run->library_loaded = lib.path;
+  Api a = resolve_api(lib.handle);
+  if (a.init.fn == nullptr) {
+    run->dlopen_error = lib.path + " does not export cuInit";
+    return;
+  }
+  run->driver_version_rc =
+      ask(out, a.driver_version, "", [&](auto f) { return f(&run->driver_version); });
+  out.checkpoint(cuda_run_to_json(*run));
+  run->init_rc = ask(out, a.init, "", [](auto f) { return f(0); });
+  if (run->init_rc != kSuccess) return;
+  run->device_count_rc = ask(out, a.count, "", [&](auto f) { return f(&run->device_count); });
+  if (run->device_count_rc != kSuccess) return;
+  out.checkpoint(cuda_run_to_json(*run));
+  for (int i = 0; i < run->device_count && i < kMaxDevices; ++i) {
+    run->devices.push_back(read_device(a, out, i));
+    out.checkpoint(cuda_run_to_json(*run));
+  }
+}
+
+// Where no path is given, the names a framework's runtime would have,
+// newest first; the unversioned name is the toolkit's development link.
+constexpr const char* kCudartNames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
+                                        "libcudart.so"};
+
+LoadedLibrary load_cudart(const std::string& path, std::string* error) {
+  if (!path.empty()) {
+    LoadedLibrary lib = load_library(path);
+    if (lib.handle == nullptr) *error = lib.error;
+    return lib;
+  }
+  std::string tried;
+  for (const char* name : kCudartNames) {
+    LoadedLibrary lib = load_library(name);
+    if (lib.handle != nullptr) return lib;
+    tried += (tried.empty() ? "" : ", ") + std::string(name);
+  }
+  *error = "no CUDA runtime found (tried " + tried + ")";
+  return {};
+}
+
+void run_runtime(ChildOutput& out, const std::string& path, CudaRun* run) {
+  LoadedLibrary lib = load_cudart(path, &run->cudart_error);
+  if (lib.handle == nullptr) return;
+  auto version = resolve<int(int*)>(lib.handle, {"cudaRuntimeGetVersion"});
+  auto count = resolve<int(int*)>(lib.handle, {"cudaGetDeviceCount"});
+  if (count.fn == nullptr) {
+    run->cudart_error = lib.path + " does not export cudaGetDeviceCount";
+    return;
+  }
+  run->cudart_loaded = lib.path;
+  ask(out, version, "", [&](auto f) { return f(&run->cudart_runtime_version); });
+  int n = 0;
+  run->cudart_rc = ask(out, count, "", [&](auto f) { return f(&n); });
+  if (run->cudart_rc == kSuccess) run->cudart_device_count = n;
+}
+
+}  // namespace
+
+int cuda_child_main(const std::string& cuda_lib, const std::string& cudart_lib,
+                    const std::string& label) {
+  disable_core_dumps();
+  auto start = std::chrono::steady_clock::now();
+  ChildOutput out;
+  CudaRun run;
+  run.label = label.empty() ? "user" : label;
+  run.library_requested = cuda_lib.empty() ? "libcuda.so.1" : cuda_lib;
+  run_driver(out, &run);
+  out.checkpoint(cuda_run_to_json(run));
+  run_runtime(out, cudart_lib, &run);
+  run.duration_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.result(cuda_run_to_json(run));
+  return 0;
+}
+
+}  // namespace gd

@@ -1,0 +1,314 @@
+// The NVML probe, child side (`gpudoctor __probe-nvml --lib PATH`): loads
+// libnvidia-ml with dlopen, reads what the checks need with the NVML status
+// next to every value, and prints one NvmlInfo as JSON (hw_common.h).
+//
+// No SDK header: the few types used are declared here with the ABI of
+// shared/reference/nvidia-facts.md §4.3/§4.4 (NVIDIA's nvml.h as copied in
+// NVIDIA/go-nvml, CUDA 13.3 header; LP64 layouts). Versioned symbols are
+// resolved newest first; a missing one leaves its value's rc at -1.
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "probe/hw_common.h"
+#include "probe/probe.h"
+#include "snapshot/snapshot_json.h"
+
+namespace gd {
+namespace {
+
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_opaque*;
+
+constexpr nvmlReturn_t kSuccess = 0;
+constexpr nvmlReturn_t kInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr unsigned kBufferSize = 96;           // NVML_DEVICE_NAME_V2/UUID_V2_BUFFER_SIZE
+constexpr unsigned kMaxGpus = 64;              // more than any machine; bounds a garbled count
+constexpr int kClockSm = 1;                    // NVML_CLOCK_SM
+
+struct PciInfo {  // nvmlPciInfo_t
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;  // (device << 16) | vendor
+  unsigned int pciSubSystemId;
+  char busId[32];  // "00000000:17:00.0"
+};
+static_assert(sizeof(PciInfo) == 68 && offsetof(PciInfo, pciDeviceId) == 28 &&
+              offsetof(PciInfo, busId) == 36);
+
+struct Memory {  // nvmlMemory_t, bytes
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(Memory) == 24);
+
+struct ProcessInfo {  // nvmlProcessInfo_v2_t, used by the _v2 and _v3 calls
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // kValueNotAvailable if unknown
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8);
+constexpr unsigned long long kValueNotAvailable = ~0ull;
+
+struct FabricInfoV2 {  // nvmlGpuFabricInfo_v2_t
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;  // 0 not supported, 1 not started, 2 in progress, 3 completed
+  unsigned int healthMask;
+};
+static_assert(sizeof(FabricInfoV2) == 36 && offsetof(FabricInfoV2, state) == 28);
+constexpr unsigned int kFabricInfoV2 = sizeof(FabricInfoV2) | (2u << 24);  // 0x02000024
+
+struct Api {
+  Sym<nvmlReturn_t()> init;
+  Sym<nvmlReturn_t()> shutdown;
+  Sym<nvmlReturn_t(char*, unsigned)> driver_version;
+  Sym<nvmlReturn_t(char*, unsigned)> nvml_version;
+  Sym<nvmlReturn_t(int*)> cuda_driver_version;
+  Sym<nvmlReturn_t(unsigned*)> count;
+  Sym<nvmlReturn_t(unsigned, nvmlDevice_t*)> handle;
+  Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> name;
+  Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> uuid;
+  Sym<nvmlReturn_t(nvmlDevice_t, PciInfo*)> pci;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> minor;
+  Sym<nvmlReturn_t(nvmlDevice_t, Memory*)> memory;
+  Sym<nvmlReturn_t(nvmlDevice_t, int*)> persistence;
+  Sym<nvmlReturn_t(nvmlDevice_t, int*)> compute_mode;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)> mig_mode;
+  Sym<nvmlReturn_t(nvmlDevice_t, int*, int*)> cc;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> arch;
+  Sym<nvmlReturn_t(nvmlDevice_t, int, unsigned*)> max_clock;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)> processes;
+  Sym<nvmlReturn_t(nvmlDevice_t, FabricInfoV2*)> fabric;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> max_mig;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)> mig_handle;
+};
+
+Api resolve_api(void* lib) {
+  Api a;
+  a.init = resolve<nvmlReturn_t()>(lib, {"nvmlInit_v2", "nvmlInit"});
+  a.shutdown = resolve<nvmlReturn_t()>(lib, {"nvmlShutdown"});
+  a.driver_version = resolve<nvmlReturn_t(char*, unsigned)>(lib, {"nvmlSystemGetDriverVersion"});
+  a.nvml_version = resolve<nvmlReturn_t(char*, unsigned)>(lib, {"nvmlSystemGetNVMLVersion"});
+  a.cuda_driver_version = resolve<nvmlReturn_t(int*)>(
+      lib, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
+  a.count = resolve<nvmlReturn_t(unsigned*)>(lib, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
+  a.handle = resolve<nvmlReturn_t(unsigned, nvmlDevice_t*)>(
+      lib, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  a.name = resolve<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetName"});
+  a.uuid = resolve<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetUUID"});
+  a.pci = resolve<nvmlReturn_t(nvmlDevice_t, PciInfo*)>(
+      lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
+  a.minor = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMinorNumber"});
+  a.memory = resolve<nvmlReturn_t(nvmlDevice_t, Memory*)>(lib, {"nvmlDeviceGetMemoryInfo"});
+  a.persistence = resolve<nvmlReturn_t(nvmlDevice_t, int*)>(lib, {"nvmlDeviceGetPersistenceMode"});
+  a.compute_mode = resolve<nvmlReturn_t(nvmlDevice_t, int*)>(lib, {"nvmlDeviceGetComputeMode"});
+  a.mig_mode =
+      resolve<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)>(lib, {"nvmlDeviceGetMigMode"});
+  a.cc =
+      resolve<nvmlReturn_t(nvmlDevice_t, int*, int*)>(lib, {"nvmlDeviceGetCudaComputeCapability"});
+  a.arch = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetArchitecture"});
+  a.max_clock =
+      resolve<nvmlReturn_t(nvmlDevice_t, int, unsigned*)>(lib, {"nvmlDeviceGetMaxClockInfo"});
+  a.processes = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)>(
+      lib, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  a.fabric =
+      resolve<nvmlReturn_t(nvmlDevice_t, FabricInfoV2*)>(lib, {"nvmlDeviceGetGpuFabricInfoV"});
+  a.max_mig =
+      resolve<nvmlReturn_t(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
+  a.mig_handle = resolve<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)>(
+      lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  return a;
+}
+
+void read_strings(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
+                  NvmlGpu* g) {
+  char buf[kBufferSize] = {};
+  g->name.rc = ask(out, a.name, at, [&](auto f) { return f(dev, buf, kBufferSize); });
+  if (g->name.ok()) g->name.value = buffer_string(buf, sizeof buf);
+  char ubuf[kBufferSize] = {};
+  g->uuid.rc = ask(out, a.uuid, at, [&](auto f) { return f(dev, ubuf, kBufferSize); });
+  if (g->uuid.ok()) g->uuid.value = buffer_string(ubuf, sizeof ubuf);
+  PciInfo pci{};
+  int rc = ask(out, a.pci, at, [&](auto f) { return f(dev, &pci); });
+  g->pci_bus_id.rc = g->pci_device_id.rc = rc;
+  if (rc == kSuccess) {
+    g->pci_bus_id.value = normalize_bus_id(buffer_string(pci.busId, sizeof pci.busId));
+    g->pci_device_id.value = pci.pciDeviceId;
+  }
+}
+
+void read_memory(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
+                 NvmlGpu* g) {
+  Memory m{};
+  int rc = ask(out, a.memory, at, [&](auto f) { return f(dev, &m); });
+  g->memory_total_bytes.rc = g->memory_used_bytes.rc = g->memory_free_bytes.rc = rc;
+  if (rc == kSuccess) {
+    g->memory_total_bytes.value = m.total;
+    g->memory_used_bytes.value = m.used;
+    g->memory_free_bytes.value = m.free;
+  }
+}
+
+void read_modes(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
+                NvmlGpu* g) {
+  unsigned minor = 0;
+  g->minor_number.rc = ask(out, a.minor, at, [&](auto f) { return f(dev, &minor); });
+  if (g->minor_number.ok()) g->minor_number.value = minor;
+  g->persistence_mode.rc =
+      ask(out, a.persistence, at, [&](auto f) { return f(dev, &g->persistence_mode.value); });
+  g->compute_mode.rc =
+      ask(out, a.compute_mode, at, [&](auto f) { return f(dev, &g->compute_mode.value); });
+  unsigned cur = 0, pend = 0;
+  int rc = ask(out, a.mig_mode, at, [&](auto f) { return f(dev, &cur, &pend); });
+  g->mig_mode_current.rc = g->mig_mode_pending.rc = rc;
+  if (rc == kSuccess) {
+    g->mig_mode_current.value = static_cast<int>(cur);
+    g->mig_mode_pending.value = static_cast<int>(pend);
+  }
+  int major = 0, minor_cc = 0;
+  rc = ask(out, a.cc, at, [&](auto f) { return f(dev, &major, &minor_cc); });
+  g->cc_major.rc = g->cc_minor.rc = rc;
+  if (rc == kSuccess) {
+    g->cc_major.value = major;
+    g->cc_minor.value = minor_cc;
+  }
+  unsigned arch = 0;
+  g->architecture.rc = ask(out, a.arch, at, [&](auto f) { return f(dev, &arch); });
+  if (g->architecture.ok()) g->architecture.value = static_cast<int>(arch);
+  unsigned mhz = 0;
+  g->max_sm_clock_mhz.rc =
+      ask(out, a.max_clock, at, [&](auto f) { return f(dev, kClockSm, &mhz); });
+  if (g->max_sm_clock_mhz.ok()) g->max_sm_clock_mhz.value = mhz;
+}
+
+// Size query first (count 0 -> INSUFFICIENT_SIZE and the count), then the
+// list; processes may start in between, hence the retries.
+void read_processes(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
+                    NvmlGpu* g) {
+  unsigned n = 0;
+  int rc = ask(out, a.processes, at, [&](auto f) { return f(dev, &n, nullptr); });
+  std::vector<ProcessInfo> infos;
+  for (int attempt = 0; rc == kInsufficientSize && attempt < 3; ++attempt) {
+    infos.assign(n + 8, ProcessInfo{});
+    unsigned cap = static_cast<unsigned>(infos.size());
+    rc = ask(out, a.processes, at, [&](auto f) { return f(dev, &cap, infos.data()); });
+    n = cap;
+  }
+  g->processes.rc = rc;
+  if (rc != kSuccess) return;
+  for (unsigned i = 0; i < n && i < infos.size(); ++i) {
+    NvmlProcess p;
+    p.pid = infos[i].pid;
+    if (infos[i].usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = infos[i].usedGpuMemory;
+    g->processes.value.push_back(p);
+  }
+}
+
+void read_fabric_and_mig(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
+                         NvmlGpu* g) {
+  FabricInfoV2 fi{};
+  fi.version = kFabricInfoV2;
+  int rc = ask(out, a.fabric, at, [&](auto f) { return f(dev, &fi); });
+  g->fabric_state.rc = g->fabric_status.rc = rc;
+  if (rc == kSuccess) {
+    g->fabric_state.value = fi.state;
+    g->fabric_status.value = fi.status;
+  }
+  if (!g->mig_mode_current.ok() || g->mig_mode_current.value != 1) return;
+  unsigned max = 0;
+  rc = ask(out, a.max_mig, at, [&](auto f) { return f(dev, &max); });
+  g->mig_instance_count.rc = rc;
+  if (rc != kSuccess) return;
+  uint32_t found = 0;
+  for (unsigned i = 0; i < max && i < 64; ++i) {
+    nvmlDevice_t mig = nullptr;
+    std::string where = at + " MIG " + std::to_string(i);
+    if (ask(out, a.mig_handle, where, [&](auto f) { return f(dev, i, &mig); }) == kSuccess) {
+      ++found;
+    }
+  }
+  g->mig_instance_count.value = found;
+}
+
+NvmlGpu read_gpu(const Api& a, ChildOutput& out, unsigned index) {
+  NvmlGpu g;
+  g.index = index;
+  std::string at = " (GPU " + std::to_string(index) + ")";
+  nvmlDevice_t dev = nullptr;
+  g.handle_rc = ask(out, a.handle, at, [&](auto f) { return f(index, &dev); });
+  if (g.handle_rc != kSuccess) return g;
+  read_strings(a, out, dev, at, &g);
+  read_memory(a, out, dev, at, &g);
+  read_modes(a, out, dev, at, &g);
+  read_processes(a, out, dev, at, &g);
+  read_fabric_and_mig(a, out, dev, at, &g);
+  return g;
+}
+
+void read_system(const Api& a, ChildOutput& out, NvmlInfo* info) {
+  char buf[kBufferSize] = {};
+  info->driver_version.rc = ask(out, a.driver_version, "", [&](auto f) { return f(buf, 80); });
+  if (info->driver_version.ok()) info->driver_version.value = buffer_string(buf, sizeof buf);
+  char vbuf[kBufferSize] = {};
+  info->nvml_version.rc = ask(out, a.nvml_version, "", [&](auto f) { return f(vbuf, 80); });
+  if (info->nvml_version.ok()) info->nvml_version.value = buffer_string(vbuf, sizeof vbuf);
+  info->cuda_driver_version.rc = ask(out, a.cuda_driver_version, "",
+                                     [&](auto f) { return f(&info->cuda_driver_version.value); });
+  out.checkpoint(nvml_info_to_json(*info));
+  unsigned n = 0;
+  info->device_count.rc = ask(out, a.count, "", [&](auto f) { return f(&n); });
+  if (info->device_count.ok()) info->device_count.value = n;
+}
+
+void run_nvml(ChildOutput& out, NvmlInfo* info) {
+  LoadedLibrary lib = load_library(info->library_requested);
+  if (lib.handle == nullptr) {
+    info->dlopen_error = lib.error;
+    return;
+  }
+  info->library_loaded = lib.path;
+  Api a = resolve_api(lib.handle);
+  if (a.init.fn == nullptr) {
+    info->dlopen_error = lib.path + " exports neither nvmlInit_v2 nor nvmlInit";
+    return;
+  }
+  info->init_symbol = a.init.name;
+  info->init_rc = ask(out, a.init, "", [](auto f) { return f(); });
+  if (info->init_rc != kSuccess) return;
+  out.checkpoint(nvml_info_to_json(*info));
+  read_system(a, out, info);
+  out.checkpoint(nvml_info_to_json(*info));
+  unsigned count = info->device_count.ok() ? info->device_count.value : 0;
+  for (unsigned i = 0; i < count && i < kMaxGpus; ++i) {
+    info->gpus.push_back(read_gpu(a, out, i));
+    out.checkpoint(nvml_info_to_json(*info));
+  }
+  ask(out, a.shutdown, "", [](auto f) { return f(); });
+  // The library stays loaded: unloading a driver library buys nothing in a
+  // process about to exit and has crashed real drivers.
+}
+
+}  // namespace
+
+int nvml_child_main(const std::string& lib) {
+  disable_core_dumps();
+  auto start = std::chrono::steady_clock::now();
+  ChildOutput out;
+  NvmlInfo info;
+  info.attempted = true;
+  info.library_requested = lib.empty() ? "libnvidia-ml.so.1" : lib;
+  run_nvml(out, &info);
+  info.duration_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.result(nvml_info_to_json(info));
+  return 0;
+}
+
+}  // namespace gd

@@ -1,0 +1,138 @@
+// Who this process is and what bounds it: credentials (for device-node
+// permissions) and the RLIMIT_AS / RLIMIT_DATA soft limits (CUDA reserves a
+// large virtual range at cuInit). On the live machine they come from system
+// calls; a recorded tree may fix them in /proc/self/status and
+// /proc/self/limits, which are those same values as procfs prints them.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "probe/file_probes.h"
+#include "probe/text.h"
+
+namespace gd {
+
+namespace {
+
+std::optional<uint64_t> soft_rlimit(int resource) {
+  struct rlimit rl;
+  if (::getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<uint64_t>(rl.rlim_cur);
+}
+
+// "1000\t1000\t1000\t1000" -> its numbers; nullopt if any is not one.
+std::optional<std::vector<uint32_t>> id_list(std::string_view s) {
+  std::vector<uint32_t> out;
+  for (auto tok : split_ws(s)) {
+    auto v = parse_u64(tok);
+    if (!v || *v > UINT32_MAX) return std::nullopt;
+    out.push_back(static_cast<uint32_t>(*v));
+  }
+  return out;
+}
+
+}  // namespace
+
+Credentials process_credentials() {
+  Credentials c;
+  c.uid = static_cast<uint32_t>(::getuid());
+  c.euid = static_cast<uint32_t>(::geteuid());
+  c.egid = static_cast<uint32_t>(::getegid());
+  int n = ::getgroups(0, nullptr);
+  if (n > 0) {
+    std::vector<gid_t> g(static_cast<size_t>(n));
+    n = ::getgroups(n, g.data());
+    for (int i = 0; i < n; ++i)
+      c.groups.push_back(static_cast<uint32_t>(g[static_cast<size_t>(i)]));
+  }
+  return c;
+}
+
+// /proc/self/status (real, effective, saved, filesystem ids):
+//   Uid:	1000	1000	1000	1000
+//   Gid:	1000	1000	1000	1000
+//   Groups:	4 24 27 30 46 1000
+std::optional<Credentials> parse_proc_status_credentials(std::string_view text) {
+  Credentials c;
+  bool uid = false, gid = false, groups = false;
+  for (auto line : split_lines(text)) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    if (key != "Uid" && key != "Gid" && key != "Groups") continue;
+    auto ids = id_list(line.substr(colon + 1));
+    if (!ids) return std::nullopt;
+    if (key == "Groups") {
+      c.groups = *ids;
+      groups = true;
+      continue;
+    }
+    if (ids->size() < 2) return std::nullopt;
+    if (key == "Uid") {
+      c.uid = (*ids)[0];
+      c.euid = (*ids)[1];
+      uid = true;
+    } else {
+      c.egid = (*ids)[1];
+      gid = true;
+    }
+  }
+  if (!uid || !gid || !groups) return std::nullopt;
+  return c;
+}
+
+Credentials credentials_at(const RootFs& fs, std::string* problem) {
+  problem->clear();
+  if (fs.live()) return process_credentials();
+  auto r = fs.read("/proc/self/status", 64 * 1024);
+  if (!r) return process_credentials();
+  if (auto c = parse_proc_status_credentials(*r)) return *c;
+  *problem = "no Uid/Gid/Groups in /proc/self/status";
+  return process_credentials();
+}
+
+ProcessRlimits process_rlimits() {
+  return ProcessRlimits{soft_rlimit(RLIMIT_AS), soft_rlimit(RLIMIT_DATA)};
+}
+
+// /proc/self/limits:
+//   Limit                     Soft Limit           Hard Limit           Units
+//   Max data size             unlimited            unlimited            bytes
+//   Max address space         34359738368          unlimited            bytes
+std::optional<ProcessRlimits> parse_proc_limits(std::string_view text) {
+  ProcessRlimits rl;
+  int found = 0;
+  for (auto line : split_lines(text)) {
+    std::optional<uint64_t>* field = nullptr;
+    std::string_view rest;
+    for (auto [name, f] :
+         {std::pair<std::string_view, std::optional<uint64_t>*>{"Max address space", &rl.as_bytes},
+          {"Max data size", &rl.data_bytes}}) {
+      if (line.substr(0, name.size()) == name) {
+        field = f;
+        rest = line.substr(name.size());
+      }
+    }
+    if (field == nullptr) continue;
+    auto toks = split_ws(rest);
+    if (toks.empty()) return std::nullopt;
+    if (toks[0] != "unlimited") {
+      *field = parse_u64(toks[0]);
+      if (!*field) return std::nullopt;
+    }
+    ++found;
+  }
+  if (found != 2) return std::nullopt;
+  return rl;
+}
+
+ProcessRlimits rlimits_at(const RootFs& fs, std::string* problem) {
+  problem->clear();
+  if (fs.live()) return process_rlimits();
+  auto r = fs.read("/proc/self/limits", 64 * 1024);
+  if (!r) return process_rlimits();
+  if (auto rl = parse_proc_limits(*r)) return *rl;
+  *problem = "unrecognised /proc/self/limits";
+  return process_rlimits();
+}
+
+}  // namespace gd

@@ -1,0 +1,104 @@
+#include "probe/text.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace gd {
+
+std::string_view trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    if (nl == std::string_view::npos) {
+      lines.push_back(text);
+      break;
+    }
+    lines.push_back(text.substr(0, nl));
+    text.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
+std::vector<std::string_view> split_ws(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t b = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > b) out.push_back(line.substr(b, i - b));
+  }
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  while (true) {
+    size_t p = s.find(sep);
+    out.push_back(s.substr(0, p));
+    if (p == std::string_view::npos) break;
+    s.remove_prefix(p + 1);
+  }
+  return out;
+}
+
+namespace {
+
+template <class T>
+std::optional<T> parse_whole(std::string_view s, int base) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  T v{};
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_u64(std::string_view s) { return parse_whole<uint64_t>(s, 10); }
+std::optional<int64_t> parse_i64(std::string_view s) { return parse_whole<int64_t>(s, 10); }
+std::optional<uint32_t> parse_octal(std::string_view s) { return parse_whole<uint32_t>(s, 8); }
+
+std::optional<uint64_t> parse_hex(std::string_view s) {
+  s = trim(s);
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  return parse_whole<uint64_t>(s, 16);
+}
+
+double parse_leading_double(std::string_view s) {
+  s = trim(s);
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr == s.data()) return 0;
+  // NaN, infinities and negatives are not link speeds.
+  if (!(v > 0) || v > 1e6) return 0;
+  return v;
+}
+
+std::string printable(std::string_view s, size_t max_len) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= max_len) break;
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else if (c == '\t') {
+      out += ' ';
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace gd

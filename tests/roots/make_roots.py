@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+"""Writes the recorded machine trees under tests/roots/ (see README.md).
+
+Each tree holds only the files gpudoctor's file probes read, in the kernel's
+real formats. The machines are the ones of /tmp/gd/MACHINES.md (ws-4x4090,
+hgx-8xh100) and variants of them; the fake NVML/CUDA scenarios of the same
+names describe the same machines.
+
+    tests/roots/make_roots.py           rewrite every tree
+    tests/roots/make_roots.py --check   exit 1 if a tree on disk differs
+
+Device nodes cannot live in git: a regular file stands for one, its single
+line "char MAJOR:MINOR MODE UID:GID" (see src/probe/devnodes.cc).
+"""
+
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Link:
+    """A symlink in a tree (relative target)."""
+
+    def __init__(self, target):
+        self.target = target
+
+
+def node(major, minor, mode="0666", uid=0, gid=0):
+    return f"char {major}:{minor} {mode} {uid}:{gid}\n"
+
+
+# --- shared pieces -------------------------------------------------------------
+
+WS_VERSION = ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  "
+              "Thu Feb 22 01:44:30 UTC 2024\n"
+              "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n")
+HGX_VERSION = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  "
+               "Release Build  (dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 19:33:09 UTC 2024\n"
+               "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n")
+
+PARAMS = """ResmanDebugLevel: 4294967295
+RmLogonRC: 1
+ModifyDeviceFiles: 1
+DeviceFileUID: 0
+DeviceFileGID: 0
+DeviceFileMode: 438
+InitializeSystemMemoryAllocations: 1
+UsePageAttributeTable: 4294967295
+EnableMSI: 1
+EnablePCIeGen3: 0
+MemoryPoolSize: 0
+KMallocHeapMaxSize: 0
+VMallocHeapMaxSize: 0
+IgnoreMMIOCheck: 0
+EnableStreamMemOPs: 0
+EnableUserNUMAManagement: 1
+NvLinkDisable: 0
+RmProfilingAdminOnly: 1
+PreserveVideoMemoryAllocations: 0
+EnableS0ixPowerManagement: 0
+S0ixPowerManagementVideoMemoryThreshold: 256
+DynamicPowerManagement: 3
+DynamicPowerManagementVideoMemoryThreshold: 200
+RegisterPCIDriver: 1
+EnablePCIERelaxedOrderingMode: 0
+EnableResizableBar: 0
+EnableGpuFirmware: {gsp}
+EnableGpuFirmwareLogs: 2
+RmNvlinkBandwidthLinkCount: 0
+EnableDbgBreakpoint: 0
+OpenRmEnableUnsupportedGpus: 1
+DmaRemapPeerMmio: 1
+ImexChannelCount: 2048
+CreateImexChannel0: 0
+GrdmaPciTopoCheckOverride: 0
+CoherentGPUMemoryMode: ""
+RegistryDwords: ""
+RegistryDwordsPerDevice: ""
+RmMsg: ""
+GpuBlacklist: ""
+TemporaryFilePath: ""
+ExcludedGpus: ""
+"""
+
+OTHER_MODULES = """\
+snd_hda_intel 57344 3 - Live 0x0000000000000000
+snd_hda_codec 204800 2 snd_hda_intel, Live 0x0000000000000000
+ext4 1069056 2 - Live 0x0000000000000000
+"""
+
+DEVICES_HEAD = """Character devices:
+  1 mem
+  4 /dev/vc/0
+  4 tty
+  5 /dev/tty
+ 10 misc
+ 13 input
+"""
+DEVICES_TAIL = """226 drm
+239 nvme
+Block devices:
+  7 loop
+  8 sd
+259 blkext
+"""
+
+PERSISTENCED_CMDLINE = "/usr/bin/nvidia-persistenced\0--user\0nvidia-persistenced\0"
+FM_CMDLINE = ("/usr/bin/nv-fabricmanager\0-c\0"
+              "/usr/share/nvidia/nvswitch/fabricmanager.cfg\0")
+
+DOCKER_DEVICES_LIST = """c 1:5 rwm
+c 1:3 rwm
+c 1:9 rwm
+c 1:8 rwm
+c 5:0 rwm
+c 5:1 rwm
+c *:* m
+b *:* m
+c 1:7 rwm
+c 136:* rwm
+c 5:2 rwm
+c 10:200 rwm
+"""
+CONTAINER_ID = "4f1c2b7d9e0a31c5a8b6f2e4d7c9a0b1e3f5a7c9d1b3e5f7a9c1d3e5f7a9b1c3"
+
+
+def status(uid, gid, groups):
+    """/proc/self/status: the recorded process's credentials."""
+    return ("Name:\tgpudoctor\nUmask:\t0002\nState:\tR (running)\n"
+            f"Uid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
+            f"Gid:\t{gid}\t{gid}\t{gid}\t{gid}\n"
+            "FDSize:\t64\n"
+            f"Groups:\t{' '.join(str(g) for g in groups)} \n")
+
+
+def limits(address_space="unlimited"):
+    """/proc/self/limits with the given soft RLIMIT_AS (bytes)."""
+    rows = [("Max cpu time", "unlimited", "unlimited", "seconds"),
+            ("Max file size", "unlimited", "unlimited", "bytes"),
+            ("Max data size", "unlimited", "unlimited", "bytes"),
+            ("Max stack size", "8388608", "unlimited", "bytes"),
+            ("Max open files", "1024", "1048576", "files"),
+            ("Max locked memory", "8388608", "8388608", "bytes"),
+            ("Max address space", address_space, "unlimited", "bytes")]
+    out = f"{'Limit':<26}{'Soft Limit':<21}{'Hard Limit':<21}{'Units':<10}\n"
+    for name, soft, hard, units in rows:
+        out += f"{name:<26}{soft:<21}{hard:<21}{units:<10}\n"
+    return out
+
+
+def meminfo(total_kb, commit_limit_kb, committed_kb):
+    return (f"MemTotal:       {total_kb} kB\n"
+            f"MemFree:        {total_kb // 2} kB\n"
+            f"MemAvailable:   {total_kb * 3 // 4} kB\n"
+            "Buffers:          204800 kB\n"
+            f"CommitLimit:    {commit_limit_kb} kB\n"
+            f"Committed_AS:   {committed_kb} kB\n"
+            "HugePages_Total:       0\n")
+
+
+def pci_function(tree, bdf, vendor, device, sub_vendor, sub_device, cls, driver, numa,
+                 cpulist, speed, width):
+    # As in sysfs: the function lives under its host bridge in sys/devices/
+    # (here directly on the root bus) and sys/bus/pci/devices/ links to it.
+    host = f"pci{bdf[:7]}"
+    tree[f"sys/bus/pci/devices/{bdf}"] = Link(f"../../../devices/{host}/{bdf}")
+    d = f"sys/devices/{host}/{bdf}/"
+    tree[d + "vendor"] = f"0x{vendor:04x}\n"
+    tree[d + "device"] = f"0x{device:04x}\n"
+    tree[d + "subsystem_vendor"] = f"0x{sub_vendor:04x}\n"
+    tree[d + "subsystem_device"] = f"0x{sub_device:04x}\n"
+    tree[d + "class"] = f"0x{cls:06x}\n"
+    tree[d + "numa_node"] = f"{numa}\n"
+    tree[d + "local_cpulist"] = f"{cpulist}\n"
+    tree[d + "current_link_speed"] = f"{speed} GT/s PCIe\n"
+    tree[d + "max_link_speed"] = f"{speed} GT/s PCIe\n"
+    tree[d + "current_link_width"] = f"{width}\n"
+    tree[d + "max_link_width"] = f"{width}\n"
+    if driver:
+        tree[d + "driver"] = Link(f"../../../bus/pci/drivers/{driver}")
+        tree[f"sys/bus/pci/drivers/{driver}/bind"] = ""
+
+
+def information(model, uuid, bdf, minor, irq, vbios, firmware):
+    return (f"Model: \t\t {model}\n"
+            f"IRQ:   \t\t {irq}\n"
+            f"GPU UUID: \t {uuid}\n"
+            f"Video BIOS: \t {vbios}\n"
+            "Bus Type: \t PCIe\n"
+            "DMA Size: \t 47 bits\n"
+            "DMA Mask: \t 0x7fffffffffff\n"
+            f"Bus Location: \t {bdf}\n"
+            f"Device Minor: \t {minor}\n"
+            f"GPU Firmware: \t {firmware}\n"
+            "GPU Excluded:\t No\n")
+
+
+def process(tree, pid, comm, cmdline):
+    tree[f"proc/{pid}/comm"] = comm[:15] + "\n"
+    tree[f"proc/{pid}/cmdline"] = cmdline
+
+
+def v2_cgroup(tree, path, limits):
+    """/proc/self/cgroup for a cgroup v2 host; limits: {ancestor path: memory.max}."""
+    tree["proc/self/cgroup"] = f"0::{path}\n"
+    parts = path.strip("/").split("/")
+    for i in range(1, len(parts) + 1):
+        p = "/".join(parts[:i])
+        tree[f"sys/fs/cgroup/{p}/memory.max"] = limits.get("/" + p, "max") + "\n"
+
+
+# --- ws-4x4090 -----------------------------------------------------------------
+
+WS_GPUS = [  # bdf, minor, numa, cpulist
+    ("0000:01:00.0", 0, 0, "0-15,32-47"),
+    ("0000:21:00.0", 1, 0, "0-15,32-47"),
+    ("0000:41:00.0", 2, 1, "16-31,48-63"),
+    ("0000:61:00.0", 3, 1, "16-31,48-63"),
+]
+
+
+def ws_uuid(bdf):
+    return "GPU-1b9a0c7e-0d3f-4c1e-9a52-0000000000" + bdf[5:7]
+
+
+def ws_pci(tree, gpu_driver):
+    # A non-NVIDIA device the probe must skip: the AMD root complex.
+    pci_function(tree, "0000:00:00.0", 0x1022, 0x1480, 0x1022, 0x1480, 0x060000, "", 0,
+                 "0-15,32-47", "Unknown", 0)
+    tree["sys/devices/pci0000:00/0000:00:00.0/current_link_speed"] = "Unknown\n"
+    tree["sys/devices/pci0000:00/0000:00:00.0/max_link_speed"] = "Unknown\n"
+    for bdf, _minor, numa, cpus in WS_GPUS:
+        pci_function(tree, bdf, 0x10de, 0x2684, 0x10de, 0x167c, 0x030000, gpu_driver, numa,
+                     cpus, "16.0", 16)
+        audio = bdf[:-1] + "1"
+        pci_function(tree, audio, 0x10de, 0x22ba, 0x10de, 0x167c, 0x040300, "snd_hda_intel",
+                     numa, cpus, "16.0", 16)
+
+
+def ws_proc_driver(tree):
+    tree["proc/driver/nvidia/version"] = WS_VERSION
+    tree["proc/driver/nvidia/params"] = PARAMS.format(gsp=0)
+    for bdf, minor, _numa, _cpus in WS_GPUS:
+        tree[f"proc/driver/nvidia/gpus/{bdf}/information"] = information(
+            "NVIDIA GeForce RTX 4090", ws_uuid(bdf), bdf, minor, 185 + minor,
+            "95.02.18.80.87", "N/A")
+
+
+def ws_modules(uvm=True):
+    mods = ("nvidia_drm 122880 4 - Live 0x0000000000000000 (POE)\n"
+            "nvidia_modeset 1355776 6 nvidia_drm, Live 0x0000000000000000 (POE)\n")
+    if uvm:
+        mods += "nvidia_uvm 4956160 0 - Live 0x0000000000000000 (POE)\n"
+    users = "nvidia_uvm,nvidia_modeset," if uvm else "nvidia_modeset,"
+    mods += f"nvidia 54206464 {20 if uvm else 16} {users} Live 0x0000000000000000 (POE)\n"
+    return mods + OTHER_MODULES
+
+
+def ws_devices(uvm=True):
+    nv = "195 nvidia\n195 nvidia-modeset\n195 nvidiactl\n"
+    if uvm:
+        nv += "510 nvidia-uvm\n"
+    return DEVICES_HEAD + nv + DEVICES_TAIL
+
+
+def ws_devnodes(tree, uvm=True):
+    tree["dev/null"] = node(1, 3)
+    tree["dev/nvidiactl"] = node(195, 255)
+    tree["dev/nvidia-modeset"] = node(195, 254)
+    for _bdf, minor, _numa, _cpus in WS_GPUS:
+        tree[f"dev/nvidia{minor}"] = node(195, minor)
+    if uvm:
+        tree["dev/nvidia-uvm"] = node(510, 0)
+        tree["dev/nvidia-uvm-tools"] = node(510, 1)
+
+
+def ws_libs(tree, version="550.54.14"):
+    lib = "usr/lib/x86_64-linux-gnu/"
+    tree[lib + f"libcuda.so.{version}"] = ""
+    tree[lib + "libcuda.so.1"] = Link(f"libcuda.so.{version}")
+    tree[lib + f"libnvidia-ml.so.{version}"] = ""
+    tree[lib + "libnvidia-ml.so.1"] = Link(f"libnvidia-ml.so.{version}")
+
+
+def ws_base(tree):
+    """Everything of ws-4x4090 that no variant changes."""
+    tree["proc/meminfo"] = meminfo(131891232, 74334760, 23456788)
+    tree["proc/sys/vm/overcommit_memory"] = "0\n"
+    tree["proc/sys/vm/overcommit_ratio"] = "50\n"
+    tree["proc/1/cgroup"] = "0::/init.scope\n"
+    process(tree, 1, "systemd", "/sbin/init\0splash\0")
+    process(tree, 2345, "python3", "python3\0train.py\0")
+    v2_cgroup(tree, "/user.slice/user-1000.slice/session-3.scope", {})
+    tree["proc/self/status"] = status(1000, 1000, [4, 24, 27, 30, 44, 46, 1000])
+    tree["proc/self/limits"] = limits()
+
+
+def ws_4x4090():
+    t = {}
+    ws_base(t)
+    ws_pci(t, "nvidia")
+    ws_proc_driver(t)
+    t["proc/modules"] = ws_modules()
+    t["proc/devices"] = ws_devices()
+    t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"] = "N\n"
+    ws_devnodes(t)
+    ws_libs(t)
+    process(t, 1201, "nvidia-persistenced", PERSISTENCED_CMDLINE)
+    return t
+
+
+def no_driver():
+    t = {}
+    ws_base(t)
+    ws_pci(t, "")
+    t["proc/modules"] = OTHER_MODULES
+    t["proc/devices"] = DEVICES_HEAD + DEVICES_TAIL
+    t["dev/null"] = node(1, 3)
+    return t
+
+
+def nouveau():
+    t = {}
+    ws_base(t)
+    ws_pci(t, "nouveau")
+    t["proc/modules"] = ("nouveau 3096576 3 - Live 0x0000000000000000\n"
+                         "drm_ttm_helper 12288 1 nouveau, Live 0x0000000000000000\n"
+                         "mxm_wmi 12288 1 nouveau, Live 0x0000000000000000\n" + OTHER_MODULES)
+    t["proc/devices"] = DEVICES_HEAD + DEVICES_TAIL
+    t["dev/null"] = node(1, 3)
+    t["dev/dri/card0"] = node(226, 0, "0660", 0, 44)
+    return t
+
+
+def ws_no_uvm():
+    t = ws_4x4090()
+    t["proc/modules"] = ws_modules(uvm=False)
+    t["proc/devices"] = ws_devices(uvm=False)
+    del t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"]
+    del t["dev/nvidia-uvm"]
+    del t["dev/nvidia-uvm-tools"]
+    return t
+
+
+def ws_ulimit():
+    """The classic field report: the job runs under `ulimit -v 33554432` (32 GiB)."""
+    t = ws_4x4090()
+    t["proc/self/limits"] = limits(str(32 << 30))
+    return t
+
+
+def ws_devnode_perms():
+    """Nodes 0660 root:video (44, as with NVreg_DeviceFileMode=0660/GID=44), user not in video."""
+    t = ws_4x4090()
+    t["proc/self/status"] = status(1000, 1000, [4, 24, 27, 1000])
+    t["proc/driver/nvidia/params"] = (PARAMS.format(gsp=0)
+                                      .replace("DeviceFileGID: 0", "DeviceFileGID: 44")
+                                      .replace("DeviceFileMode: 438", "DeviceFileMode: 432"))
+    for k in [k for k in t if k.startswith("dev/nvidia")]:
+        t[k] = t[k].replace(" 0666 0:0", " 0660 0:44")
+    return t
+
+
+def ws_no_devnodes():
+    t = ws_4x4090()
+    for k in [k for k in t if k.startswith("dev/nvidia")]:
+        del t[k]
+    return t
+
+
+# --- hgx-8xh100 ---------------------------------------------------------------
+
+HGX_GPUS = [  # bdf, minor, numa, cpulist
+    ("0000:18:00.0", 0, 0, "0-55,112-167"),
+    ("0000:2a:00.0", 1, 0, "0-55,112-167"),
+    ("0000:3a:00.0", 2, 0, "0-55,112-167"),
+    ("0000:5d:00.0", 3, 0, "0-55,112-167"),
+    ("0000:9a:00.0", 4, 1, "56-111,168-223"),
+    ("0000:ab:00.0", 5, 1, "56-111,168-223"),
+    ("0000:ba:00.0", 6, 1, "56-111,168-223"),
+    ("0000:db:00.0", 7, 1, "56-111,168-223"),
+]
+HGX_SWITCHES = ["0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"]
+HGX_JOB_CGROUP = "/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0"
+
+
+def hgx_uuid(bdf):
+    return "GPU-5f2e81a4-7b6c-4d8e-8f10-0000000000" + bdf[5:7]
+
+
+def hgx_8xh100():
+    t = {}
+    t["proc/meminfo"] = meminfo(2113638400, 1064819200, 81234567)
+    t["proc/sys/vm/overcommit_memory"] = "0\n"
+    t["proc/sys/vm/overcommit_ratio"] = "50\n"
+    t["proc/1/cgroup"] = "0::/init.scope\n"
+    process(t, 1, "systemd", "/sbin/init\0")
+    # A Slurm job: its job cgroup (an ancestor) holds the 1 TiB limit.
+    v2_cgroup(t, HGX_JOB_CGROUP,
+              {"/system.slice/slurmstepd.scope/job_4242": str(1 << 40)})
+    t["proc/self/status"] = status(1000, 1000, [1000])
+    t["proc/self/limits"] = limits()
+    pci_function(t, "0000:00:00.0", 0x8086, 0x09a2, 0x8086, 0x0000, 0x088000, "", 0,
+                 "0-55,112-167", "Unknown", 0)
+    t["sys/devices/pci0000:00/0000:00:00.0/current_link_speed"] = "Unknown\n"
+    t["sys/devices/pci0000:00/0000:00:00.0/max_link_speed"] = "Unknown\n"
+    for bdf, minor, numa, cpus in HGX_GPUS:
+        pci_function(t, bdf, 0x10de, 0x2330, 0x10de, 0x16c1, 0x030200, "nvidia", numa, cpus,
+                     "32.0", 16)
+        t[f"proc/driver/nvidia/gpus/{bdf}/information"] = information(
+            "NVIDIA H100 80GB HBM3", hgx_uuid(bdf), bdf, minor, 0, "96.00.74.00.0D", "550.54.15")
+    for bdf in HGX_SWITCHES:
+        pci_function(t, bdf, 0x10de, 0x22a3, 0x10de, 0x1796, 0x068000, "nvidia", 0,
+                     "0-55,112-167", "16.0", 2)
+    t["proc/driver/nvidia/version"] = HGX_VERSION
+    t["proc/driver/nvidia/params"] = PARAMS.format(gsp=1)
+    t["proc/modules"] = (
+        "nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)\n"
+        "nvidia_modeset 1355776 0 - Live 0x0000000000000000 (OE)\n"
+        "nvidia_uvm 4956160 8 - Live 0x0000000000000000 (OE)\n"
+        "nvidia 8650752 186 nvidia_peermem,nvidia_modeset,nvidia_uvm, "
+        "Live 0x0000000000000000 (OE)\n"
+        "ib_core 462848 9 nvidia_peermem, Live 0x0000000000000000\n" + OTHER_MODULES)
+    t["proc/devices"] = (DEVICES_HEAD + "195 nvidia\n195 nvidia-modeset\n195 nvidiactl\n"
+                         "236 nvidia-caps\n237 nvidia-caps-imex-channels\n"
+                         "507 nvidia-nvlink\n508 nvidia-nvswitch\n510 nvidia-uvm\n" + DEVICES_TAIL)
+    t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"] = "N\n"
+    t["dev/null"] = node(1, 3)
+    t["dev/nvidiactl"] = node(195, 255)
+    t["dev/nvidia-modeset"] = node(195, 254)
+    for _bdf, minor, _numa, _cpus in HGX_GPUS:
+        t[f"dev/nvidia{minor}"] = node(195, minor)
+    t["dev/nvidia-uvm"] = node(510, 0)
+    t["dev/nvidia-uvm-tools"] = node(510, 1)
+    t["dev/nvidia-nvswitchctl"] = node(508, 255)
+    for i in range(len(HGX_SWITCHES)):
+        t[f"dev/nvidia-nvswitch{i}"] = node(508, i)
+    t["dev/nvidia-caps/nvidia-cap1"] = node(236, 1, "0400")
+    t["dev/nvidia-caps/nvidia-cap2"] = node(236, 2, "0444")
+    ws_libs(t, "550.54.15")
+    t["usr/bin/nv-fabricmanager"] = ""
+    t["var/lib/dpkg/status"] = (
+        "Package: libc6\nStatus: install ok installed\nVersion: 2.35-0ubuntu3.6\n\n"
+        "Package: nvidia-fabricmanager-550\nStatus: install ok installed\n"
+        "Architecture: amd64\nVersion: 550.54.15-1\n\n"
+        "Package: zlib1g\nStatus: install ok installed\nVersion: 1:1.2.11.dfsg-2ubuntu9.2\n")
+    process(t, 2201, "nvidia-persistenced", PERSISTENCED_CMDLINE)
+    process(t, 2301, "nv-fabricmanager", FM_CMDLINE)
+    return t
+
+
+def hgx_no_fm():
+    t = hgx_8xh100()
+    del t["proc/2301/comm"]
+    del t["proc/2301/cmdline"]
+    return t
+
+
+# --- containers (on the ws-4x4090 host) ---------------------------------------------
+
+
+def container(with_gpus):
+    t = {}
+    t[".dockerenv"] = ""
+    t["proc/meminfo"] = meminfo(131891232, 74334760, 23456788)
+    t["proc/sys/vm/overcommit_memory"] = "0\n"
+    t["proc/sys/vm/overcommit_ratio"] = "50\n"
+    # cgroup v1 (hybrid): the device cgroup is readable from inside.
+    cg = "".join(f"{i}:{c}:/docker/{CONTAINER_ID}\n" for i, c in [
+        (12, "devices"), (11, "memory"), (10, "pids"), (4, "cpu,cpuacct"),
+        (1, "name=systemd")]) + f"0::/docker/{CONTAINER_ID}\n"
+    t["proc/self/cgroup"] = cg
+    t["proc/1/cgroup"] = cg
+    t["proc/self/status"] = status(0, 0, [0])
+    t["proc/self/limits"] = limits()
+    process(t, 1, "bash", "/bin/bash\0")
+    process(t, 7, "python3", "python3\0train.py\0")
+    # The container's own hierarchy is mounted at the top of each controller.
+    t["sys/fs/cgroup/devices/devices.list"] = DOCKER_DEVICES_LIST
+    t["sys/fs/cgroup/memory/memory.limit_in_bytes"] = "9223372036854771712\n"
+    # The host's /proc and /sys show through: driver loaded, GPUs on the bus.
+    ws_pci(t, "nvidia")
+    ws_proc_driver(t)
+    t["proc/modules"] = ws_modules()
+    t["proc/devices"] = ws_devices()
+    t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"] = "N\n"
+    t["dev/null"] = node(1, 3)
+    if with_gpus:
+        ws_devnodes(t)
+        ws_libs(t)
+    return t
+
+
+# --- garbage -------------------------------------------------------------------------
+
+
+def garbage():
+    t = {}
+    junk = bytes(range(256)) * 2
+    t["proc/driver/nvidia/version"] = b"\x00\xff\xfeNVRM\x01 garbage\n\x7f\x80" + junk
+    t["proc/driver/nvidia/params"] = junk + b"\nGood_Name: 1\n: novalue\n"
+    t["proc/driver/nvidia/gpus/0000:01:00.0/information"] = (
+        b"Model: \xff\xfe\x00junk\nDevice Minor: 99999999999999999999999\nGPU UUID:\n" + junk)
+    t["proc/modules"] = (junk + b"\nnvidia 56664064 notanumber - Live 0x0 (PO)\n"
+                         b"nvidia_uvm 1896448 0 - Live 0x0000000000000000 (PO)\n"
+                         b"nvidia_modeset\n")
+    t["proc/devices"] = junk
+    t["proc/meminfo"] = b"MemTotal: lots kB\nCommitLimit: \xff kB\n" + junk
+    t["proc/sys/vm/overcommit_memory"] = "7\n"
+    t["proc/sys/vm/overcommit_ratio"] = b"\xff\n"
+    t["proc/self/cgroup"] = b"12:devices:/\n" + junk
+    t["proc/self/status"] = b"Uid:\tx\n" + junk
+    t["proc/self/limits"] = b"Max address space  lots\n" + junk
+    t["proc/1/cgroup"] = b"\x00\x00"
+    t["proc/123/comm"] = junk
+    t["proc/124/comm"] = b""
+    t["proc/abc/comm"] = "nvidia-persistenced\n"
+    process(t, 2301, "nv-fabricmanager", "\xff")
+    t["proc/2302/comm"] = "nvidia-cuda-mps\n"
+    t["proc/2302/cmdline"] = junk
+    t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"] = "maybe\n"
+    for bdf in ["0000:01:00.0", "0000:02:00.0", "0000:03:00.0"]:
+        t[f"sys/bus/pci/devices/{bdf}"] = Link(f"../../../devices/pci0000:{bdf[5:7]}/{bdf}")
+    d = "sys/devices/pci0000:01/0000:01:00.0/"
+    t[d + "vendor"] = "0x10de\n"
+    t[d + "device"] = "0xZZZZ\n"
+    t[d + "subsystem_vendor"] = b"\x00\x01\x02"
+    t[d + "subsystem_device"] = "0x1234567890\n"
+    t[d + "class"] = b"\x00\x01"
+    t[d + "numa_node"] = "x\n"
+    t[d + "local_cpulist"] = b"\x01\x02\xff\n"
+    t[d + "current_link_speed"] = "Unknown\n"
+    t[d + "max_link_speed"] = "garbage GT/s\n"
+    t[d + "current_link_width"] = "sixteen\n"
+    t[d + "max_link_width"] = "-4\n"
+    t[d + "driver"] = Link("../../../bus/pci/drivers/nvidia")
+    t["sys/devices/pci0000:02/0000:02:00.0/vendor"] = junk
+    t["sys/devices/pci0000:03/0000:03:00.0/vendor"] = "0x10de\n"  # nothing else there
+    t["dev/nvidiactl"] = b"\xff\xfe\x00"
+    t["dev/nvidia0"] = "char banana 0666 0:0\n"
+    t["dev/nvidia1"] = "char 195:1 9999 0:0\n"
+    t["dev/nvidia99999999999999999999"] = "char 195:2 0666 0:0\n"
+    t["dev/nvidia-uvm"] = node(510, 0)
+    t["dev/nvidia-caps/nvidia-cap1"] = ""
+    t["sys/fs/cgroup/devices/devices.list"] = junk
+    t["usr/lib/x86_64-linux-gnu/libcuda.so.abc"] = ""
+    t["usr/lib/x86_64-linux-gnu/libcuda.so.1.2.x"] = ""
+    t["usr/bin/nv-fabricmanager"] = ""
+    t["var/lib/dpkg/status"] = junk + b"\nPackage: nvidia-fabricmanager-550\nVersion:"
+    return t
+
+
+TREES = {
+    "ws-4x4090": ws_4x4090,
+    "hgx-8xh100": hgx_8xh100,
+    "no-driver": no_driver,
+    "nouveau": nouveau,
+    "ws-4x4090-no-uvm": ws_no_uvm,
+    "ws-4x4090-no-devnodes": ws_no_devnodes,
+    "ws-4x4090-ulimit": ws_ulimit,
+    "ws-4x4090-devnode-perms": ws_devnode_perms,
+    "hgx-8xh100-no-fm": hgx_no_fm,
+    "container-no-gpus": lambda: container(False),
+    "container-denied": lambda: container(True),
+    "garbage": garbage,
+}
+
+
+def write_tree(name, tree):
+    top = os.path.join(HERE, name)
+    if os.path.lexists(top):
+        shutil.rmtree(top)
+    for rel, content in sorted(tree.items()):
+        path = os.path.join(top, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if isinstance(content, Link):
+            os.symlink(content.target, path)
+            continue
+        data = content.encode("latin-1") if isinstance(content, str) else content
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def differs(name, tree):
+    """The first difference between the tree on disk and the generated one."""
+    top = os.path.join(HERE, name)
+    on_disk = set()
+    for dirpath, dirnames, filenames in os.walk(top):
+        for n in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            on_disk.add(os.path.relpath(os.path.join(dirpath, n), top))
+    if on_disk != set(tree):
+        return f"{name}: files differ: {sorted(on_disk ^ set(tree))[:5]}"
+    for rel, content in tree.items():
+        path = os.path.join(top, rel)
+        if isinstance(content, Link):
+            if not os.path.islink(path) or os.readlink(path) != content.target:
+                return f"{name}/{rel}: link differs"
+            continue
+        data = content.encode("latin-1") if isinstance(content, str) else content
+        with open(path, "rb") as f:
+            if f.read() != data:
+                return f"{name}/{rel}: content differs"
+    return None
+
+
+def main():
+    check = "--check" in sys.argv[1:]
+    bad = False
+    for name, make in TREES.items():
+        tree = make()
+        if check:
+            diff = differs(name, tree)
+            if diff:
+                print(diff, file=sys.stderr)
+                bad = True
+        else:
+            write_tree(name, tree)
+    if check and bad:
+        print("trees are stale: run tests/roots/make_roots.py", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

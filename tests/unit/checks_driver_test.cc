@@ -1,0 +1,367 @@
+// Tests of the driver checks (driver.*) and the catalogs they use.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "catalog/driver_compat.h"
+#include "catalog/gpu_models.h"
+#include "checks/checks.h"
+#include "snapshot_builders.h"
+
+namespace gd {
+namespace {
+
+using namespace gd::fixtures;
+
+const Config kConfig;
+
+// The checks this helper owns, with the ids each must answer exactly once.
+struct Owned {
+  CheckFn fn;
+  std::vector<std::string> ids;
+};
+const std::vector<Owned>& owned_checks() {
+  static const std::vector<Owned> kOwned = {
+      {check_driver_loaded, {"driver.not-loaded"}},
+      {check_nouveau, {"driver.nouveau"}},
+      {check_module_load_failed, {"driver.module-load-failed"}},
+      {check_library_mismatch, {"driver.library-mismatch"}},
+      {check_gpu_unsupported, {"driver.gpu-unsupported"}},
+      {check_too_old_for_cuda, {"driver.too-old-for-cuda"}},
+      {check_stub_library, {"cuda.stub-library"}},
+      {check_compat, {"cuda.compat-unsupported", "cuda.compat-mismatch"}},
+      {check_uvm, {"uvm.missing"}},
+      {check_uvm_hmm, {"uvm.hmm"}},
+      {check_after_suspend, {"driver.after-suspend"}},
+      {check_devnodes, {"devnodes.missing", "devnodes.permission"}},
+      {check_fabric_manager, {"fabric-manager.not-running"}},
+      {check_container_gpus, {"container.no-gpus"}},
+      {check_container_caps, {"container.capabilities"}},
+      {check_container_driver, {"container.driver-mismatch"}},
+      {check_cgroup_devices, {"cgroup.device-denied"}},
+      {check_nvml_init, {"nvml.init-failed", "nvml.init-hang"}},
+      {check_cuda_init, {"cuda.init-failed", "cuda.init-hang"}},
+  };
+  return kOwned;
+}
+
+void expect_one_finding_per_id(const Snapshot& s, const char* machine) {
+  for (const auto& o : owned_checks()) {
+    auto fs = o.fn(s, kConfig);
+    ASSERT_EQ(fs.size(), o.ids.size()) << machine << "\n" << describe(fs);
+    for (const auto& id : o.ids) {
+      EXPECT_EQ(count_id(fs, id), 1) << machine << " " << id << "\n" << describe(fs);
+    }
+    for (const auto& f : fs) EXPECT_FALSE(f.summary.empty()) << f.id;
+  }
+}
+
+TEST(DriverChecks, HealthyMachinesGiveNoWarnOrFail) {
+  for (auto [name, s] : {std::pair{"ws-4x4090", ws_4x4090()}, {"hgx-8xh100", hgx_8xh100()}}) {
+    expect_one_finding_per_id(s, name);
+    for (const auto& o : owned_checks()) {
+      for (const auto& f : o.fn(s, kConfig)) {
+        EXPECT_TRUE(f.severity == Severity::kOk || f.severity == Severity::kNotApplicable)
+            << name << "\n"
+            << describe(f);
+      }
+    }
+  }
+}
+
+TEST(DriverChecks, OwnedIdsMatchTheRegistry) {
+  std::set<std::string> registered;
+  for (const auto& c : all_checks()) {
+    for (const auto& id : c.ids) registered.insert(id);
+  }
+  for (const auto& o : owned_checks()) {
+    for (const auto& id : o.ids) EXPECT_TRUE(registered.count(id)) << id;
+  }
+}
+
+TEST(DriverChecks, EveryMutatedSnapshotStillGivesOneFindingPerId) {
+  Snapshot a = ws_4x4090();
+  unload_driver(a);
+  expect_one_finding_per_id(a, "unloaded");
+  expect_one_finding_per_id(no_nvidia_machine(), "no-nvidia");
+  Snapshot empty;  // nothing probed at all
+  expect_one_finding_per_id(empty, "empty");
+}
+
+// --- driver.not-loaded -----------------------------------------------------
+
+TEST(DriverChecks, NotLoadedOnMachineWithoutNvidiaSaysSoInOneLine) {
+  auto fs = check_driver_loaded(no_nvidia_machine(), kConfig);
+  const Finding* f = find_id(fs, "driver.not-loaded");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_NE(f->summary.find("no NVIDIA GPU on the PCI bus"), std::string::npos) << f->summary;
+  EXPECT_NE(f->summary.find("CUDA cannot run"), std::string::npos);
+  EXPECT_EQ(f->summary.find('\n'), std::string::npos);
+  EXPECT_TRUE(evidence_has(*f, "libnvidia-ml.so.1: cannot open shared object file"));
+  EXPECT_TRUE(f->gpus.empty());
+}
+
+TEST(DriverChecks, NotLoadedWithGpusNamesThemAndSaysHowToLoad) {
+  Snapshot s = ws_4x4090();
+  unload_driver(s);
+  auto fs = check_driver_loaded(s, kConfig);
+  const Finding* f = find_id(fs, "driver.not-loaded");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_EQ(f->gpus, (std::vector<std::string>{"0000:01:00.0", "0000:21:00.0", "0000:41:00.0",
+                                               "0000:61:00.0"}));
+  EXPECT_TRUE(evidence_has(*f, "0000:41:00.0 NVIDIA GeForce RTX 4090 (10de:2684)"));
+  EXPECT_TRUE(remedy_has(*f, "sudo modprobe nvidia"));
+  EXPECT_TRUE(remedy_has(*f, "Secure Boot"));
+  EXPECT_TRUE(remedy_has(*f, "dmesg"));
+}
+
+TEST(DriverChecks, NotLoadedIsOkWhenLoaded) {
+  auto fs = check_driver_loaded(hgx_8xh100(), kConfig);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].severity, Severity::kOk);
+  EXPECT_NE(fs[0].summary.find("550.54.15"), std::string::npos);
+}
+
+// --- driver.nouveau ------------------------------------------------------------
+
+TEST(DriverChecks, NouveauBoundToGpuFails) {
+  Snapshot s = ws_4x4090();
+  unload_driver(s);
+  s.driver.modules.push_back(live_module("nouveau", 3, ""));
+  pci_at(s, "0000:01:00.0")->driver = "nouveau";
+  auto fs = check_nouveau(s, kConfig);
+  const Finding* f = find_id(fs, "driver.nouveau");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_EQ(f->gpus, std::vector<std::string>{"0000:01:00.0"});
+  EXPECT_TRUE(evidence_has(*f,
+                           "0000:01:00.0 NVIDIA GeForce RTX 4090 (10de:2684) bound to driver "
+                           "nouveau"));
+  EXPECT_TRUE(remedy_has(*f, "blacklist nouveau"));
+  EXPECT_TRUE(remedy_has(*f, "update-initramfs -u"));
+  EXPECT_TRUE(remedy_has(*f, "reboot"));
+}
+
+TEST(DriverChecks, NouveauModuleAloneFails) {
+  Snapshot s = ws_4x4090();
+  s.driver.modules.push_back(live_module("nouveau", 0, ""));
+  auto fs = check_nouveau(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "/proc/modules: nouveau Live"));
+}
+
+TEST(DriverChecks, NouveauOkOrNotApplicable) {
+  EXPECT_EQ(check_nouveau(ws_4x4090(), kConfig).at(0).severity, Severity::kOk);
+  EXPECT_EQ(check_nouveau(no_nvidia_machine(), kConfig).at(0).severity, Severity::kNotApplicable);
+}
+
+// --- driver.module-load-failed -----------------------------------------------------
+
+TEST(DriverChecks, ModuleLoadFailedWhenAGpuIsLeftUnbound) {
+  Snapshot s = hgx_8xh100();
+  PciDevice* d = pci_at(s, "0000:5d:00.0");
+  d->driver.clear();
+  d->proc_minor.reset();
+  d->proc_model.clear();
+  d->proc_uuid.clear();
+  auto fs = check_module_load_failed(s, kConfig);
+  const Finding* f = find_id(fs, "driver.module-load-failed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_EQ(f->gpus, std::vector<std::string>{"0000:5d:00.0"});
+  EXPECT_NE(f->summary.find("1 of the 8"), std::string::npos) << f->summary;
+  EXPECT_TRUE(evidence_has(*f, "0000:5d:00.0"));
+  EXPECT_TRUE(remedy_has(*f, "dmesg"));
+}
+
+TEST(DriverChecks, ModuleLoadFailedWhenModuleIsStuckLoading) {
+  Snapshot s = ws_4x4090();
+  module_at(s, "nvidia")->state = "Loading";
+  auto fs = check_module_load_failed(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "nvidia is in state Loading"));
+}
+
+TEST(DriverChecks, ModuleLoadFailedWhenProcLacksABoundGpu) {
+  Snapshot s = ws_4x4090();
+  PciDevice* d = pci_at(s, "0000:21:00.0");
+  d->proc_minor.reset();
+  d->proc_model.clear();
+  d->proc_uuid.clear();
+  auto fs = check_module_load_failed(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "absent from /proc/driver/nvidia/gpus"));
+  // In a container /proc lists only the given GPUs: not a failure there.
+  s.container.in_container = true;
+  EXPECT_EQ(check_module_load_failed(s, kConfig).at(0).severity, Severity::kOk);
+}
+
+TEST(DriverChecks, ModuleLoadOkAndNotApplicable) {
+  EXPECT_EQ(check_module_load_failed(hgx_8xh100(), kConfig).at(0).severity, Severity::kOk);
+  EXPECT_EQ(check_module_load_failed(no_nvidia_machine(), kConfig).at(0).severity,
+            Severity::kNotApplicable);
+}
+
+// --- driver.library-mismatch -------------------------------------------------------
+
+TEST(DriverChecks, LibraryMismatchFromNvmlRc18) {
+  Snapshot s = ws_4x4090();
+  s.nvml.init_rc = 18;
+  s.nvml.library_loaded = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.90.07";
+  s.nvml.driver_version = nv_rc<std::string>(-1);
+  auto fs = check_library_mismatch(s, kConfig);
+  const Finding* f = find_id(fs, "driver.library-mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(*f, "NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)")) << describe(*f);
+  EXPECT_TRUE(evidence_has(*f, "kernel module: 550.54.14"));
+  EXPECT_TRUE(evidence_has(*f, "version 550.90.07"));
+  EXPECT_TRUE(remedy_has(*f, "sudo reboot"));
+}
+
+TEST(DriverChecks, LibraryMismatchFromNvmlVersionAndCuda803) {
+  Snapshot s = hgx_8xh100();
+  s.nvml.driver_version = nv_ok<std::string>("550.90.07");
+  fail_cuda(s, 803);
+  auto fs = check_library_mismatch(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "NVML reports driver 550.90.07, the kernel module is 550.54.15"));
+  EXPECT_TRUE(evidence_has(fs[0], "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"));
+}
+
+TEST(DriverChecks, Cuda803WithCompatLibraryIsNotALibraryMismatch) {
+  Snapshot s = hgx_8xh100();
+  fail_cuda(s, 803);
+  user_run(s).library_loaded = "/usr/local/cuda-12.8/compat/libcuda.so.570.124.06";
+  EXPECT_EQ(check_library_mismatch(s, kConfig).at(0).severity, Severity::kOk);
+}
+
+TEST(DriverChecks, LibraryMismatchOkAndNotApplicable) {
+  EXPECT_EQ(check_library_mismatch(ws_4x4090(), kConfig).at(0).severity, Severity::kOk);
+  EXPECT_EQ(check_library_mismatch(no_nvidia_machine(), kConfig).at(0).severity,
+            Severity::kNotApplicable);
+}
+
+// --- driver.gpu-unsupported ----------------------------------------------------------
+
+// A machine whose GPUs are replaced by `device_id` (name from the catalog).
+Snapshot with_gpu_model(Snapshot s, uint16_t device_id) {
+  for (auto& d : s.pci) {
+    if (d.kind == PciKind::kGpu) {
+      d.device_id = device_id;
+      d.proc_model.clear();
+    }
+  }
+  for (auto& g : s.nvml.gpus) {
+    g.architecture = nv_rc<int>(-1);
+    g.name = nv_rc<std::string>(-1);
+  }
+  return s;
+}
+
+TEST(DriverChecks, KeplerOnNewDriverIsUnsupported) {
+  Snapshot s = with_gpu_model(ws_4x4090(), 0x102d);  // Tesla K80
+  auto fs = check_gpu_unsupported(s, kConfig);
+  const Finding* f = find_id(fs, "driver.gpu-unsupported");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kFail);
+  EXPECT_EQ(f->gpus.size(), 4u);
+  EXPECT_TRUE(evidence_has(*f,
+                           "Tesla K80 (10de:102d), Kepler: Kepler GPUs are supported up to "
+                           "driver branch R470; this driver is R550"))
+      << describe(*f);
+  EXPECT_TRUE(remedy_has(*f, "nvidia-driver-470"));
+}
+
+TEST(DriverChecks, VoltaOnR590IsUnsupportedButFineOnR580) {
+  Snapshot s = with_gpu_model(hgx_8xh100(), 0x1db5);  // V100 SXM2 32GB
+  s.driver.open_kernel_module = false;
+  s.driver.version = "590.44.01";
+  auto fs = check_gpu_unsupported(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(remedy_has(fs[0], "R580"));
+  s.driver.version = "580.95.05";
+  EXPECT_EQ(check_gpu_unsupported(s, kConfig).at(0).severity, Severity::kOk);
+}
+
+TEST(DriverChecks, OpenModuleOnPascalIsUnsupported) {
+  Snapshot s = with_gpu_model(ws_4x4090(), 0x1b80);  // GTX 1080
+  s.driver.open_kernel_module = true;
+  auto fs = check_gpu_unsupported(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "open kernel module supports Turing and newer only"));
+  EXPECT_TRUE(remedy_has(fs[0], "proprietary"));
+}
+
+TEST(DriverChecks, BlackwellNeedsR570AndTheOpenModule) {
+  Snapshot s = with_gpu_model(ws_4x4090(), 0x2b85);  // RTX 5090
+  auto fs = check_gpu_unsupported(s, kConfig);       // 550, proprietary
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "need driver branch R570 or newer"));
+  s.driver.version = "570.86.16";
+  fs = check_gpu_unsupported(s, kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(fs[0], "needs the open kernel module"));
+  EXPECT_TRUE(remedy_has(fs[0], "nvidia-driver-570-open"));
+  s.driver.open_kernel_module = true;
+  EXPECT_EQ(check_gpu_unsupported(s, kConfig).at(0).severity, Severity::kOk);
+}
+
+TEST(DriverChecks, GpuSupportedOkAndNotApplicable) {
+  auto fs = check_gpu_unsupported(hgx_8xh100(), kConfig);
+  EXPECT_EQ(fs.at(0).severity, Severity::kOk);
+  EXPECT_NE(fs[0].summary.find("8 x Hopper"), std::string::npos) << fs[0].summary;
+  EXPECT_EQ(check_gpu_unsupported(no_nvidia_machine(), kConfig).at(0).severity,
+            Severity::kNotApplicable);
+}
+
+// --- catalogs ---------------------------------------------------------------------------
+
+TEST(DriverCatalog, ParsesAndComparesDriverVersions) {
+  auto v = parse_driver_version("550.54.14");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->major, 550);
+  EXPECT_EQ(to_string(*v), "550.54.14");
+  EXPECT_EQ(to_string(*parse_driver_version("470.42.01")), "470.42.01");
+  EXPECT_EQ(to_string(*parse_driver_version("570.26")), "570.26");
+  EXPECT_LT(compare(*parse_driver_version("570.26"), *parse_driver_version("570.124.06")), 0);
+  for (const char* bad : {"", "550", "550.", "a.b", "550.54.14.1", "-1.2", "550..14"}) {
+    EXPECT_FALSE(parse_driver_version(bad)) << bad;
+  }
+}
+
+TEST(DriverCatalog, ToolkitTableAndMinorCompatibility) {
+  ASSERT_NE(toolkit_min_driver(12040), nullptr);
+  EXPECT_STREQ(toolkit_min_driver(12040)->min_driver, "550.54.14");
+  EXPECT_STREQ(toolkit_min_driver(12080)->min_driver, "570.26");
+  EXPECT_EQ(toolkit_min_driver(12070), nullptr);  // 12.7 was never released
+  EXPECT_EQ(max_cuda_for_driver(*parse_driver_version("550.54.15")), 12040);
+  EXPECT_EQ(max_cuda_for_driver(*parse_driver_version("580.95.05")), 13000);
+  auto drv = parse_driver_version("550.54.14");
+  EXPECT_EQ(runtime_fit(12040, 12040, drv), RuntimeFit::kNative);
+  EXPECT_EQ(runtime_fit(12080, 12040, drv), RuntimeFit::kMinorCompat);
+  EXPECT_EQ(runtime_fit(13000, 12040, drv), RuntimeFit::kTooOld);
+  EXPECT_EQ(runtime_fit(11080, 12040, drv), RuntimeFit::kNative);
+  EXPECT_EQ(runtime_fit(0, 12040, drv), RuntimeFit::kUnknown);
+  EXPECT_EQ(cuda_version_text(12040), "12.4");
+}
+
+TEST(DriverCatalog, GpuModelsFromFactsTable) {
+  const GpuModel* m = find_gpu_model(0x2330);
+  ASSERT_NE(m, nullptr);
+  EXPECT_STREQ(m->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(m->arch, GpuArch::kHopper);
+  EXPECT_EQ(m->forward_compat, Support::kYes);
+  EXPECT_EQ(find_gpu_model(0x2684)->forward_compat, Support::kNo);
+  EXPECT_EQ(find_gpu_model(0x2684)->cc_minor, 9);
+  EXPECT_EQ(find_gpu_model(0xffff), nullptr);
+  EXPECT_EQ(arch_from_nvml(8), GpuArch::kAda);
+  EXPECT_EQ(arch_from_cc(7, 5), GpuArch::kTuring);
+  EXPECT_EQ(arch_from_cc(7, 0), GpuArch::kVolta);
+  EXPECT_EQ(arch_from_cc(12, 0), GpuArch::kBlackwell);
+}
+
+}  // namespace
+}  // namespace gd

@@ -1,0 +1,241 @@
+// Tests of the device-node, fabric-manager, container and cgroup checks.
+#include <gtest/gtest.h>
+
+#include "checks/checks.h"
+#include "snapshot_builders.h"
+
+namespace gd {
+namespace {
+
+using namespace gd::fixtures;
+
+const Config kConfig;
+
+// By value: callers pass the temporary vector a check returns.
+Finding one(const std::vector<Finding>& fs, std::string_view id) {
+  const Finding* f = find_id(fs, id);
+  if (f == nullptr) {
+    ADD_FAILURE() << "no finding " << id << "\n" << describe(fs);
+    return Finding{};
+  }
+  EXPECT_EQ(count_id(fs, id), 1) << describe(fs);
+  return *f;
+}
+
+Snapshot in_docker(Snapshot s) {
+  s.container.in_container = true;
+  s.container.runtime = "docker";
+  s.container.evidence = "/.dockerenv exists";
+  return s;
+}
+
+// --- devnodes.* -----------------------------------------------------------------
+
+TEST(NodeChecks, DevnodesMissingGpuNode) {
+  Snapshot s = ws_4x4090();
+  remove_devnode(s, "/dev/nvidia2");
+  auto fs = check_devnodes(s, kConfig);
+  Finding f = one(fs, "devnodes.missing");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:41:00.0"});
+  EXPECT_TRUE(evidence_has(f, "/dev/nvidia2: missing (GPU 0000:41:00.0)"));
+  EXPECT_TRUE(remedy_has(f, "sudo nvidia-modprobe -c 2"));
+  EXPECT_EQ(one(fs, "devnodes.permission").severity, Severity::kOk);
+}
+
+TEST(NodeChecks, DevnodesMissingCtlWithModifyDeviceFilesOff) {
+  Snapshot s = hgx_8xh100();
+  devnode_at(s, "/dev/nvidiactl")->exists = false;
+  s.driver.params["ModifyDeviceFiles"] = "0";
+  Finding f = one(check_devnodes(s, kConfig), "devnodes.missing");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "/dev/nvidiactl: missing"));
+  EXPECT_TRUE(remedy_has(f, "NVreg_ModifyDeviceFiles=0"));
+}
+
+TEST(NodeChecks, DevnodesPermissionShowsModeAndGroup) {
+  Snapshot s = ws_4x4090();
+  for (auto& n : s.devnodes) {
+    n.mode = 0660;
+    n.owner_gid = 44;
+    n.can_open = false;
+    n.error = "Permission denied";
+  }
+  s.limits.groups = {1000};
+  auto fs = check_devnodes(s, kConfig);
+  Finding f = one(fs, "devnodes.permission");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_EQ(f.gpus.size(), 4u);
+  EXPECT_TRUE(evidence_has(f, "/dev/nvidiactl: mode 0660 owner uid 0 gid 44 (Permission denied)"))
+      << describe(f);
+  EXPECT_TRUE(evidence_has(f, "this process: uid 1000, groups 1000"));
+  EXPECT_TRUE(remedy_has(f, "sudo usermod -aG $(getent group 44 | cut -d: -f1) $USER"));
+  EXPECT_TRUE(remedy_has(f, "NVreg_DeviceFileMode"));
+  EXPECT_EQ(one(fs, "devnodes.missing").severity, Severity::kOk);
+}
+
+TEST(NodeChecks, DevnodesOkAndNotApplicable) {
+  auto fs = check_devnodes(hgx_8xh100(), kConfig);
+  EXPECT_EQ(one(fs, "devnodes.missing").severity, Severity::kOk);
+  EXPECT_NE(one(fs, "devnodes.missing").summary.find("8 GPU node(s)"), std::string::npos);
+  auto na = check_devnodes(no_nvidia_machine(), kConfig);
+  EXPECT_EQ(one(na, "devnodes.missing").severity, Severity::kNotApplicable);
+  EXPECT_EQ(one(na, "devnodes.permission").severity, Severity::kNotApplicable);
+}
+
+// --- fabric-manager.not-running --------------------------------------------------------
+
+TEST(NodeChecks, FabricManagerNotRunning) {
+  Snapshot s = hgx_8xh100();
+  service_at(s, "nv-fabricmanager")->running = false;
+  service_at(s, "nv-fabricmanager")->pids.clear();
+  std::erase_if(s.processes, [](const ProcessInfo& p) { return p.pid == 2301; });
+  for (auto& g : s.nvml.gpus) g.fabric_state = nv_ok(1);
+  fail_cuda(s, 802);
+  Finding f = one(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_EQ(f.gpus.size(), 8u);
+  EXPECT_TRUE(evidence_has(f, "nv-fabricmanager: not running"));
+  EXPECT_TRUE(evidence_has(f, "0000:18:00.0: fabric state NOT_STARTED"));
+  EXPECT_TRUE(evidence_has(f, "CUDA_ERROR_SYSTEM_NOT_READY (802)"));
+  EXPECT_TRUE(evidence_has(f, "NVSwitches on the PCI bus: 0000:05:00.0 (10de:22a3)"));
+  EXPECT_TRUE(remedy_has(f, "sudo systemctl enable --now nvidia-fabricmanager"));
+  EXPECT_TRUE(remedy_has(f, "550.54.15"));
+}
+
+TEST(NodeChecks, FabricManagerVersionMismatch) {
+  Snapshot s = hgx_8xh100();
+  service_at(s, "nv-fabricmanager")->version = "550.90.07";
+  Finding f = one(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "nv-fabricmanager version 550.90.07 != driver 550.54.15"));
+}
+
+TEST(NodeChecks, FabricManagerOkAndNotApplicable) {
+  EXPECT_EQ(check_fabric_manager(hgx_8xh100(), kConfig).at(0).severity, Severity::kOk);
+  EXPECT_EQ(check_fabric_manager(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
+  Snapshot s = ws_4x4090();  // 802 without a visible NVSwitch still fails
+  fail_cuda(s, 802);
+  EXPECT_EQ(check_fabric_manager(s, kConfig).at(0).severity, Severity::kFail);
+}
+
+// --- container.no-gpus -------------------------------------------------------------------
+
+TEST(NodeChecks, ContainerWithoutGpus) {
+  Snapshot s = in_docker(ws_4x4090());
+  std::erase_if(s.devnodes, [](const DevNode& n) { return n.path != "/dev/nvidiactl"; });
+  Finding f = one(check_container_gpus(s, kConfig), "container.no-gpus");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "/dev/nvidia[0-9]*: none"));
+  EXPECT_TRUE(remedy_has(f, "docker run --gpus all"));
+  EXPECT_TRUE(remedy_has(f, "--device nvidia.com/gpu=all"));
+  EXPECT_TRUE(remedy_has(f, "nvidia.com/gpu: 1"));
+}
+
+TEST(NodeChecks, ContainerVisibleDevicesVoid) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.env.vars["NVIDIA_VISIBLE_DEVICES"] = "void";
+  s.devnodes.clear();
+  Finding f = one(check_container_gpus(s, kConfig), "container.no-gpus");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "NVIDIA_VISIBLE_DEVICES=void"));
+}
+
+TEST(NodeChecks, ContainerOnHostWithoutNvidiaIsNotBlamed) {
+  // The dev machine: a docker container on a host with no NVIDIA GPU.
+  Snapshot s = in_docker(no_nvidia_machine());
+  Finding f = one(check_container_gpus(s, kConfig), "container.no-gpus");
+  EXPECT_EQ(f.severity, Severity::kNotApplicable);
+  EXPECT_NE(f.summary.find("driver.not-loaded"), std::string::npos);
+}
+
+TEST(NodeChecks, ContainerGpusOkAndNotApplicable) {
+  Finding ok = one(check_container_gpus(in_docker(ws_4x4090()), kConfig), "container.no-gpus");
+  EXPECT_EQ(ok.severity, Severity::kOk);
+  EXPECT_NE(ok.summary.find("4 GPU device node(s)"), std::string::npos);
+  EXPECT_EQ(check_container_gpus(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
+}
+
+// --- container.capabilities -----------------------------------------------------------
+
+TEST(NodeChecks, CapabilitiesLackingCompute) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.env.vars["NVIDIA_DRIVER_CAPABILITIES"] = "utility, graphics";
+  Finding f = one(check_container_caps(s, kConfig), "container.capabilities");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "NVIDIA_DRIVER_CAPABILITIES=utility, graphics"));
+  EXPECT_TRUE(remedy_has(f, "-e NVIDIA_DRIVER_CAPABILITIES=utility,graphics,compute"));
+}
+
+TEST(NodeChecks, CapabilitiesLackingUtilityWarns) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.env.vars["NVIDIA_DRIVER_CAPABILITIES"] = "compute";
+  Finding f = one(check_container_caps(s, kConfig), "container.capabilities");
+  EXPECT_EQ(f.severity, Severity::kWarn);
+  EXPECT_TRUE(remedy_has(f, "NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
+}
+
+TEST(NodeChecks, CapabilitiesOkAndNotApplicable) {
+  Snapshot s = in_docker(ws_4x4090());
+  EXPECT_EQ(check_container_caps(s, kConfig).at(0).severity, Severity::kOk);  // unset
+  s.env.vars["NVIDIA_DRIVER_CAPABILITIES"] = "all";
+  EXPECT_EQ(check_container_caps(s, kConfig).at(0).severity, Severity::kOk);
+  EXPECT_EQ(check_container_caps(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
+}
+
+// --- container.driver-mismatch ------------------------------------------------------
+
+TEST(NodeChecks, ContainerDriverMismatch) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.container.driver_libraries = {
+      {"/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", "535.104.05"},
+      {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14", "550.54.14"},
+      {"/usr/local/cuda/compat/libcuda.so.570.124.06", "570.124.06"}};
+  Finding f = one(check_container_driver(s, kConfig), "container.driver-mismatch");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "libcuda.so.535.104.05 is version 535.104.05"));
+  EXPECT_FALSE(evidence_has(f, "compat"));
+  EXPECT_TRUE(evidence_has(f, "host kernel module: 550.54.14"));
+}
+
+TEST(NodeChecks, ContainerDriverOkAndNotApplicable) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.container.driver_libraries = {{"/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14", "550.54.14"}};
+  EXPECT_EQ(check_container_driver(s, kConfig).at(0).severity, Severity::kOk);
+  s.container.driver_libraries.clear();
+  EXPECT_EQ(check_container_driver(s, kConfig).at(0).severity, Severity::kNotApplicable);
+  EXPECT_EQ(check_container_driver(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
+}
+
+// --- cgroup.device-denied -------------------------------------------------------------
+
+TEST(NodeChecks, CgroupDeniesUvmAndOneGpu) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.container.devices_cgroup_known = true;
+  s.container.devices_allow = {"c 1:3 rwm",  "c 195:255 rw", "c 195:0 rw",  "c 195:1 rw",
+                               "c 195:3 rw", "c 195:2 r",    "garbage line"};
+  Finding f = one(check_cgroup_devices(s, kConfig), "cgroup.device-denied");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:41:00.0"});
+  EXPECT_TRUE(evidence_has(f, "not allowed rw: /dev/nvidia2 (c 195:2), /dev/nvidia-uvm (c 510:0)"))
+      << describe(f);
+  EXPECT_TRUE(evidence_has(f, "devices.list: c 195:2 r"));
+  EXPECT_TRUE(remedy_has(f,
+                         "--device-cgroup-rule='c 195:* rmw' --device-cgroup-rule='c 510:* "
+                         "rmw'"));
+}
+
+TEST(NodeChecks, CgroupAllowsEverythingOrUnknown) {
+  Snapshot s = in_docker(hgx_8xh100());
+  s.container.devices_cgroup_known = true;
+  s.container.devices_allow = {"c 195:* rwm", "c 510:* rwm"};
+  EXPECT_EQ(check_cgroup_devices(s, kConfig).at(0).severity, Severity::kOk);
+  s.container.devices_allow = {"a *:* rwm"};
+  EXPECT_EQ(check_cgroup_devices(s, kConfig).at(0).severity, Severity::kOk);
+  s.container.devices_allow.clear();
+  EXPECT_EQ(check_cgroup_devices(s, kConfig).at(0).severity, Severity::kFail);
+  EXPECT_EQ(check_cgroup_devices(hgx_8xh100(), kConfig).at(0).severity, Severity::kNotApplicable);
+}
+
+}  // namespace
+}  // namespace gd
