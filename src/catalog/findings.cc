@@ -24,7 +24,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    13, false, kNoDriver},
       {"driver.not-loaded",            "no NVIDIA kernel driver is loaded",                          14, false, kNoDriver},
       {"driver.library-mismatch",      "kernel module and user-space driver versions differ",        18, false},
-      {"container.driver-mismatch",    "container driver libraries do not match the host module",    19, false},
+      {"container.driver-mismatch",    "container driver libraries do not match the host module",    17, false, {"driver.library-mismatch"}},
       {"cuda.stub-library",            "the toolkit's stub libcuda is loaded",                       20, false},
       {"cuda.compat-unsupported",      "CUDA forward-compat package on a GPU that lacks support",    22, false},
       {"cuda.compat-mismatch",         "forward-compat package and system driver disagree",          23, false},
