@@ -7,8 +7,8 @@ namespace gd {
 namespace {
 // What a machine without a working kernel driver also shows.
 const std::vector<std::string_view> kNoDriver = {
-    "driver.not-loaded", "driver.module-load-failed", "devnodes.missing", "uvm.missing",
-    "container.driver-mismatch", "persistence-mode.off"};
+    "driver.not-loaded", "driver.module-load-failed", "devnodes.missing",
+    "uvm.missing",       "container.driver-mismatch", "persistence-mode.off"};
 // What a container without GPUs also shows.
 const std::vector<std::string_view> kNoDevices = {"devnodes.missing", "uvm.missing",
                                                   "visible-devices.hides-all"};

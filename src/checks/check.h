@@ -27,8 +27,8 @@ struct Config {
 using CheckFn = std::vector<Finding> (*)(const Snapshot&, const Config&);
 
 struct CheckEntry {
-  const char* name;         // "driver-loaded"
-  const char* description;  // one line, for --list-checks and the docs
+  const char* name;              // "driver-loaded"
+  const char* description;       // one line, for --list-checks and the docs
   std::vector<std::string> ids;  // finding ids it may emit
   CheckFn fn;
 };

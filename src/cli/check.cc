@@ -1,10 +1,10 @@
 // gpudoctor check: probe (or load a snapshot), run the checks, print the
 // report, exit with the verdict's code.
-#include <cstdio>
+#include "checks/check.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "checks/check.h"
 #include "cli/commands.h"
 #include "report/render.h"
 #include "report/report.h"

@@ -3,19 +3,18 @@
 // main.cc holds the one table of them.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "probe/probe.h"
 
 namespace gd {
 
 // Exit codes (shared/DESIGN.md "Stable interfaces").
-inline constexpr int kExitUsage = 64;     // bad command line
-inline constexpr int kExitInternal = 3;   // the tool could not decide
+inline constexpr int kExitUsage = 64;    // bad command line
+inline constexpr int kExitInternal = 3;  // the tool could not decide
 
 // "gpudoctor: <message>" on stderr, one line.
 void print_error(std::string_view message);

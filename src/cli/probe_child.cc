@@ -8,8 +8,8 @@
 namespace gd {
 
 bool is_probe_child(int argc, char** argv) {
-  return argc >= 2 && (std::strcmp(argv[1], "__probe-nvml") == 0 ||
-                       std::strcmp(argv[1], "__probe-cuda") == 0);
+  return argc >= 2 &&
+         (std::strcmp(argv[1], "__probe-nvml") == 0 || std::strcmp(argv[1], "__probe-cuda") == 0);
 }
 
 int run_probe_child(int argc, char** argv) {

@@ -13,10 +13,10 @@ struct ProbeOptions {
   std::string root = "/";  // every file read goes through this root
   std::string nvml_lib = "libnvidia-ml.so.1";
   std::string cuda_lib = "libcuda.so.1";
-  std::string cudart_lib;   // "" = search the usual places for libcudart.so*
-  double deadline_s = 10;   // for the NVML and CUDA children together
-  std::string self_exe;     // the gpudoctor binary, re-executed as probe child
-  bool hardware = true;     // false: skip NVML and CUDA (tests of file probes)
+  std::string cudart_lib;  // "" = search the usual places for libcudart.so*
+  double deadline_s = 10;  // for the NVML and CUDA children together
+  std::string self_exe;    // the gpudoctor binary, re-executed as probe child
+  bool hardware = true;    // false: skip NVML and CUDA (tests of file probes)
 };
 
 // Runs every probe and returns the snapshot. Never fails: each probe's
@@ -27,8 +27,8 @@ Snapshot collect_snapshot(const ProbeOptions& opt);
 // returns how it went; collect_snapshot() times them.
 ProbeRecord probe_env(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_limits(const ProbeOptions& opt, Snapshot* s);
-ProbeRecord probe_driver(const ProbeOptions& opt, Snapshot* s);   // version, params, modules
-ProbeRecord probe_pci(const ProbeOptions& opt, Snapshot* s);      // sysfs_pci
+ProbeRecord probe_driver(const ProbeOptions& opt, Snapshot* s);  // version, params, modules
+ProbeRecord probe_pci(const ProbeOptions& opt, Snapshot* s);     // sysfs_pci
 ProbeRecord probe_devnodes(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_container(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_services(const ProbeOptions& opt, Snapshot* s);  // + s->processes

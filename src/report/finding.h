@@ -29,7 +29,7 @@ struct Finding {
 struct Report {
   std::string schema = "gpudoctor.report/v1";
   Severity verdict = Severity::kOk;
-  std::vector<Finding> findings;  // rank order: most likely root cause first
+  std::vector<Finding> findings;       // rank order: most likely root cause first
   const Snapshot* snapshot = nullptr;  // gpus[] and probes[] come from here
 };
 

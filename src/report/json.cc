@@ -11,12 +11,12 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const auto& f : r.findings) {
     nlohmann::ordered_json jf = {{"id", f.id},
-                         {"severity", severity_name(f.severity)},
-                         {"gpus", f.gpus},
-                         {"summary", f.summary},
-                         {"evidence", f.evidence},
-                         {"remedy", f.remedy},
-                         {"check", f.check}};
+                                 {"severity", severity_name(f.severity)},
+                                 {"gpus", f.gpus},
+                                 {"summary", f.summary},
+                                 {"evidence", f.evidence},
+                                 {"remedy", f.remedy},
+                                 {"check", f.check}};
     if (!f.follows_from.empty()) jf["follows_from"] = f.follows_from;
     findings.push_back(std::move(jf));
   }
@@ -28,12 +28,15 @@ nlohmann::ordered_json report_to_json(const Report& r) {
     j["taken_at"] = r.snapshot->taken_at;
     j["tool_version"] = r.snapshot->tool_version;
     for (const auto& g : gpu_rows(*r.snapshot)) {
-      nlohmann::ordered_json jg = {{"bus_id", g.bus_id}, {"name", g.name}, {"uuid", g.uuid},
-                           {"driver", g.driver}};
-      jg["nvml_index"] = g.nvml_index ? nlohmann::ordered_json(*g.nvml_index) : nlohmann::ordered_json();
-      jg["cuda_index"] = g.cuda_index ? nlohmann::ordered_json(*g.cuda_index) : nlohmann::ordered_json();
-      jg["memory_total_bytes"] =
-          g.memory_total_bytes ? nlohmann::ordered_json(*g.memory_total_bytes) : nlohmann::ordered_json();
+      nlohmann::ordered_json jg = {
+          {"bus_id", g.bus_id}, {"name", g.name}, {"uuid", g.uuid}, {"driver", g.driver}};
+      jg["nvml_index"] =
+          g.nvml_index ? nlohmann::ordered_json(*g.nvml_index) : nlohmann::ordered_json();
+      jg["cuda_index"] =
+          g.cuda_index ? nlohmann::ordered_json(*g.cuda_index) : nlohmann::ordered_json();
+      jg["memory_total_bytes"] = g.memory_total_bytes
+                                     ? nlohmann::ordered_json(*g.memory_total_bytes)
+                                     : nlohmann::ordered_json();
       gpus.push_back(std::move(jg));
     }
     for (const auto& p : r.snapshot->probes) {
@@ -49,7 +52,8 @@ nlohmann::ordered_json report_to_json(const Report& r) {
 }
 
 std::string render_json(const Report& r) {
-  return report_to_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return report_to_json(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace gd

@@ -1,9 +1,8 @@
 // Sinks: render a Report. They never decide health themselves.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "report/finding.h"
 

@@ -10,8 +10,7 @@ namespace {
 bool item_matches_id(const std::string& item, const std::string& id) {
   if (item == id) return true;
   // An area: "driver" matches "driver.not-loaded".
-  return id.size() > item.size() && id.compare(0, item.size(), item) == 0 &&
-         id[item.size()] == '.';
+  return id.size() > item.size() && id.compare(0, item.size(), item) == 0 && id[item.size()] == '.';
 }
 
 bool item_matches_check(const std::string& item, const CheckEntry& c) {
@@ -29,11 +28,16 @@ bool excluded(const std::string& id, const std::vector<std::string>& only,
 
 int severity_order(Severity s) {
   switch (s) {
-    case Severity::kFail: return 0;
-    case Severity::kWarn: return 1;
-    case Severity::kInfo: return 2;
-    case Severity::kOk: return 3;
-    case Severity::kNotApplicable: return 4;
+    case Severity::kFail:
+      return 0;
+    case Severity::kWarn:
+      return 1;
+    case Severity::kInfo:
+      return 2;
+    case Severity::kOk:
+      return 3;
+    case Severity::kNotApplicable:
+      return 4;
   }
   return 5;
 }
@@ -98,9 +102,9 @@ void rank_findings(std::vector<Finding>* findings) {
       if (root.severity != Severity::kFail || !root.follows_from.empty()) continue;
       const CatalogEntry* re = find_catalog_entry(root.id);
       if (re == nullptr || re->symptom) continue;
-      bool explained = (fe != nullptr && fe->symptom) ||
-                       std::find(re->explains.begin(), re->explains.end(), f.id) !=
-                           re->explains.end();
+      bool explained =
+          (fe != nullptr && fe->symptom) ||
+          std::find(re->explains.begin(), re->explains.end(), f.id) != re->explains.end();
       if (explained && f.id != root.id) {
         f.follows_from = root.id;
         break;

@@ -11,11 +11,16 @@ namespace {
 
 const char* label(Severity s) {
   switch (s) {
-    case Severity::kFail: return "FAIL";
-    case Severity::kWarn: return "WARN";
-    case Severity::kInfo: return "INFO";
-    case Severity::kOk: return "ok";
-    case Severity::kNotApplicable: return "n/a";
+    case Severity::kFail:
+      return "FAIL";
+    case Severity::kWarn:
+      return "WARN";
+    case Severity::kInfo:
+      return "INFO";
+    case Severity::kOk:
+      return "ok";
+    case Severity::kNotApplicable:
+      return "n/a";
   }
   return "?";
 }
@@ -28,7 +33,8 @@ std::string cuda_line(const Snapshot& s) {
   if (!r.child_error.empty()) return "CUDA probe " + r.child_error;
   if (r.library_loaded.empty()) return "libcuda not loadable";
   if (r.init_rc != 0) return "cuInit failed: " + cuda_driver_error(r.init_rc);
-  if (r.device_count_rc != 0) return "cuDeviceGetCount failed: " + cuda_driver_error(r.device_count_rc);
+  if (r.device_count_rc != 0)
+    return "cuDeviceGetCount failed: " + cuda_driver_error(r.device_count_rc);
   return fmt::format("CUDA sees {}", r.device_count);
 }
 
@@ -44,8 +50,8 @@ std::string nvml_line(const Snapshot& s) {
 std::string machine_line(const Snapshot& s) {
   int gpus = 0;
   for (const auto& d : s.pci) gpus += d.kind == PciKind::kGpu ? 1 : 0;
-  std::string driver = s.driver.version.empty() ? "no NVIDIA driver loaded"
-                                                : "driver " + s.driver.version;
+  std::string driver =
+      s.driver.version.empty() ? "no NVIDIA driver loaded" : "driver " + s.driver.version;
   return fmt::format("{} NVIDIA GPU{} on the PCI bus · {} · {} · {}", gpus, gpus == 1 ? "" : "s",
                      driver, nvml_line(s), cuda_line(s));
 }
@@ -137,8 +143,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     }
   }
   size_t problems = roots.size() + follows.size() + others.size();
-  out += fmt::format("\nVerdict: {} — {} problem{}, {} ok, {} not applicable{}\n",
-                     label(r.verdict), problems, problems == 1 ? "" : "s", ok, na,
+  out += fmt::format("\nVerdict: {} — {} problem{}, {} ok, {} not applicable{}\n", label(r.verdict),
+                     problems, problems == 1 ? "" : "s", ok, na,
                      opt.verbose || passed.empty() ? "" : " (--verbose lists them)");
   return out;
 }

@@ -66,12 +66,12 @@ struct ModuleInfo {
 };
 
 struct DriverInfo {
-  bool proc_driver_nvidia = false;  // /proc/driver/nvidia exists
-  std::string version;              // kernel module version, e.g. "550.54.14"
-  std::string version_line;         // the full NVRM version line
-  bool open_kernel_module = false;  // "Open Kernel Module" in the version line
+  bool proc_driver_nvidia = false;            // /proc/driver/nvidia exists
+  std::string version;                        // kernel module version, e.g. "550.54.14"
+  std::string version_line;                   // the full NVRM version line
+  bool open_kernel_module = false;            // "Open Kernel Module" in the version line
   std::map<std::string, std::string> params;  // /proc/driver/nvidia/params
-  std::vector<ModuleInfo> modules;  // NVIDIA-related and nouveau only
+  std::vector<ModuleInfo> modules;            // NVIDIA-related and nouveau only
   // /sys/module/nvidia_uvm/parameters/uvm_disable_hmm: "Y"/"N"/"" unknown
   std::string uvm_disable_hmm;
   // /proc/devices: dynamic majors ("nvidia-uvm" -> 510, ...)
@@ -95,7 +95,7 @@ struct PciDevice {
   PciKind kind = PciKind::kOther;
   std::string driver;  // bound driver name ("nvidia", "nouveau", "vfio-pci"), "" unbound
   int numa_node = -1;
-  std::string local_cpulist;  // "0-31,64-95"
+  std::string local_cpulist;          // "0-31,64-95"
   double current_link_speed_gts = 0;  // GT/s; 0 unknown
   double max_link_speed_gts = 0;
   int current_link_width = 0;  // lanes; 0 unknown
@@ -184,8 +184,8 @@ struct NvmlGpu {
   NvmlValue<int> mig_mode_pending;
   NvmlValue<int> cc_major;  // CUDA compute capability
   NvmlValue<int> cc_minor;
-  NvmlValue<int> architecture;  // nvmlDeviceArchitecture_t
-  NvmlValue<uint32_t> max_sm_clock_mhz;  // nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
+  NvmlValue<int> architecture;                    // nvmlDeviceArchitecture_t
+  NvmlValue<uint32_t> max_sm_clock_mhz;           // nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
   NvmlValue<std::vector<NvmlProcess>> processes;  // compute processes
   NvmlValue<int> fabric_state;   // 0 not supported, 1 not started, 2 in progress, 3 completed
   NvmlValue<int> fabric_status;  // nvmlReturn_t inside the fabric info
@@ -198,8 +198,8 @@ struct NvmlInfo {
   std::string library_requested;  // "libnvidia-ml.so.1" or --nvml-lib
   std::string library_loaded;     // real path from dladdr; "" if dlopen failed
   std::string dlopen_error;
-  int init_rc = -1;               // nvmlInit_v2 (or nvmlInit)
-  std::string init_symbol;        // which symbol was used
+  int init_rc = -1;         // nvmlInit_v2 (or nvmlInit)
+  std::string init_symbol;  // which symbol was used
   NvmlValue<std::string> driver_version;
   NvmlValue<std::string> nvml_version;
   NvmlValue<int> cuda_driver_version;  // 12040 = 12.4
@@ -223,12 +223,12 @@ struct CudaDevice {
   int cc_minor = 0;
   int multiprocessors = 0;
   int clock_khz = 0;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
-  int ctx_rc = -1;  // cuDevicePrimaryCtxRetain + cuCtxSetCurrent + cuMemGetInfo
+  int ctx_rc = -1;    // cuDevicePrimaryCtxRetain + cuCtxSetCurrent + cuMemGetInfo
 };
 
 // One run of the CUDA probe in a child process.
 struct CudaRun {
-  std::string label;  // "user" (the user's environment) or "clean"
+  std::string label;                               // "user" (the user's environment) or "clean"
   std::map<std::string, std::string> env_changes;  // what "clean" changed ("" = unset)
   std::string library_requested;
   std::string library_loaded;

@@ -40,21 +40,30 @@ NLOHMANN_JSON_SERIALIZE_ENUM(PciKind, {{PciKind::kOther, "other"},
 
 const char* probe_status_name(ProbeStatus s) {
   switch (s) {
-    case ProbeStatus::kOk: return "ok";
-    case ProbeStatus::kUnavailable: return "unavailable";
-    case ProbeStatus::kFailed: return "failed";
-    case ProbeStatus::kTimedOut: return "timed-out";
+    case ProbeStatus::kOk:
+      return "ok";
+    case ProbeStatus::kUnavailable:
+      return "unavailable";
+    case ProbeStatus::kFailed:
+      return "failed";
+    case ProbeStatus::kTimedOut:
+      return "timed-out";
   }
   return "?";
 }
 
 const char* pci_kind_name(PciKind k) {
   switch (k) {
-    case PciKind::kGpu: return "gpu";
-    case PciKind::kNvSwitch: return "nvswitch";
-    case PciKind::kAudio: return "audio";
-    case PciKind::kBridge: return "bridge";
-    case PciKind::kOther: return "other";
+    case PciKind::kGpu:
+      return "gpu";
+    case PciKind::kNvSwitch:
+      return "nvswitch";
+    case PciKind::kAudio:
+      return "audio";
+    case PciKind::kBridge:
+      return "bridge";
+    case PciKind::kOther:
+      return "other";
   }
   return "?";
 }
@@ -77,35 +86,34 @@ GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, overcommit_memory, overc
         commit_limit_bytes, committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes,
         cgroup_path, uid, euid, groups)
 GD_JSON(ModuleInfo, name, state, refcount, taint)
-GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_module, params,
-        modules, uvm_disable_hmm, char_majors, seconds_since_resume)
-GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id,
-        class_code, kind, driver, numa_node, local_cpulist, current_link_speed_gts,
-        max_link_speed_gts, current_link_width, max_link_width, proc_model, proc_uuid,
-        proc_minor, proc_excluded)
-GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid,
-        can_open, error)
+GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_module, params, modules,
+        uvm_disable_hmm, char_majors, seconds_since_resume)
+GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id, class_code,
+        kind, driver, numa_node, local_cpulist, current_link_speed_gts, max_link_speed_gts,
+        current_link_width, max_link_width, proc_model, proc_uuid, proc_minor, proc_excluded)
+GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid, can_open,
+        error)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
         driver_libraries)
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, pci_bus_id, pci_device_id, minor_number,
-        memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
-        compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
-        max_sm_clock_mhz, processes, fabric_state, fabric_status, mig_instance_count)
-GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc,
-        init_symbol, driver_version, nvml_version, cuda_driver_version, device_count, gpus,
-        child_error, duration_ms)
-GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major,
-        cc_minor, multiprocessors, clock_khz, ctx_rc)
+        memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode, compute_mode,
+        mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture, max_sm_clock_mhz,
+        processes, fabric_state, fabric_status, mig_instance_count)
+GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
+        driver_version, nvml_version, cuda_driver_version, device_count, gpus, child_error,
+        duration_ms)
+GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major, cc_minor,
+        multiprocessors, clock_khz, ctx_rc)
 GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
         driver_version_rc, driver_version, init_rc, device_count_rc, device_count, devices,
         cudart_loaded, cudart_error, cudart_runtime_version, cudart_rc, cudart_device_count,
         child_error, duration_ms)
 GD_JSON(CudaInfo, attempted, runs)
-GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits,
-        driver, pci, devnodes, container, services, processes, nvml, cuda, probes)
+GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
+        pci, devnodes, container, services, processes, nvml, cuda, probes)
 
 #undef GD_JSON
 
@@ -134,8 +142,7 @@ Result<CudaRun> cuda_run_from_json(const nlohmann::json& j) {
 
 std::string snapshot_to_string(const Snapshot& s) {
   // Replace invalid UTF-8 (a garbled proc file) instead of throwing.
-  return snapshot_to_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-         "\n";
+  return snapshot_to_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {

@@ -1,9 +1,8 @@
 // JSON form of the snapshot (gpudoctor.snapshot/v1).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "snapshot/snapshot.h"
 #include "util/result.h"

@@ -35,8 +35,8 @@ TEST(SnapshotJson, RejectsGarbageWithAClearError) {
   auto wrong = snapshot_from_string("{\"schema\": \"other/v9\"}");
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().find("unsupported snapshot schema"), std::string::npos);
-  auto bad_type =
-      snapshot_from_string("{\"schema\": \"gpudoctor.snapshot/v1\", \"pci\": [{\"numa_node\": \"x\"}]}");
+  auto bad_type = snapshot_from_string(
+      "{\"schema\": \"gpudoctor.snapshot/v1\", \"pci\": [{\"numa_node\": \"x\"}]}");
   ASSERT_FALSE(bad_type.ok());
   EXPECT_NE(bad_type.error().find("malformed snapshot"), std::string::npos);
 }
