@@ -170,7 +170,7 @@ def main():
     sanitized = "--sanitized" in args
     only = args[args.index("--only") + 1] if "--only" in args else None
     positional = [a for a in args if not a.startswith("--") and a != only]
-    gd, fakes = positional[0], positional[1]
+    gd, fakes = os.path.abspath(positional[0]), os.path.abspath(positional[1])
     failures, ran, skipped = [], 0, 0
     for fname in sorted(os.listdir(SCENARIOS)):
         if not fname.endswith(".json"):

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Whole-process speed of `gpudoctor check` on an 8-GPU fake node.
+
+The node is tests/roots/hgx-8xh100 (8 x H100 + 4 NVSwitches) with the fake
+NVML, CUDA and CUDA runtime answering from tests/fakes/scenarios/hgx-8xh100.json.
+Runs the check RUNS times and prints the median wall time, the share of it
+spent in each probe (from the report's probes[]), and ratios against two
+baselines run in this same script:
+  - `gpudoctor --version`: starting the process and nothing else;
+  - `gpudoctor check --from SNAPSHOT`: the checks and the report on the same
+    node's snapshot, with no probing.
+Goal (issue 2): median under 50 ms.
+
+usage: bench/check_8gpu.py [BUILD_DIR] [RUNS]   (default build, 30)
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(SRC, "build"))
+RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+GD = os.path.join(BUILD, "gpudoctor")
+FAKES = os.path.join(BUILD, "fakes")
+ENV = {"PATH": "/usr/bin:/bin",
+       "GPUDOCTOR_FAKE_SCENARIO": os.path.join(SRC, "tests/fakes/scenarios/hgx-8xh100.json")}
+PROBE_ARGS = ["--root", os.path.join(SRC, "tests/roots/hgx-8xh100"),
+              "--nvml-lib", os.path.join(FAKES, "libnvidia-ml.so.1"),
+              "--cuda-lib", os.path.join(FAKES, "libcuda.so.1"),
+              "--cudart-lib", os.path.join(FAKES, "libcudart.so.13")]
+
+
+def timed(argv):
+    start = time.perf_counter()
+    out = subprocess.run(argv, env=ENV, capture_output=True, text=True)
+    return (time.perf_counter() - start) * 1000, out
+
+
+def median_ms(argv):
+    return statistics.median(timed(argv)[0] for _ in range(RUNS))
+
+
+def main():
+    walls, probe_ms = [], {}
+    for _ in range(RUNS):
+        ms, out = timed([GD, "check", "--json"] + PROBE_ARGS)
+        report = json.loads(out.stdout)
+        if len(report["gpus"]) != 8:
+            sys.exit(f"expected 8 GPUs, got {len(report['gpus'])}: is the build current?")
+        walls.append(ms)
+        for p in report["probes"]:
+            probe_ms.setdefault(p["name"], []).append(p["duration_ms"])
+    check = statistics.median(walls)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = os.path.join(tmp, "node.json")
+        subprocess.run([GD, "snapshot", "-o", snap] + PROBE_ARGS, env=ENV, check=True)
+        from_snapshot = median_ms([GD, "check", "--from", snap])
+    version = median_ms([GD, "--version"])
+
+    print(f"gpudoctor check, 8-GPU fake node, whole process, {RUNS} runs")
+    print(f"  median {check:.1f} ms (min {min(walls):.1f}, max {max(walls):.1f}); goal < 50 ms: "
+          f"{'met' if check < 50 else 'NOT met'}")
+    print("  share of the median per probe (median of each probe's own duration):")
+    for name, values in probe_ms.items():
+        m = statistics.median(values)
+        print(f"    {name:<10} {m:7.2f} ms  {100 * m / check:5.1f} %")
+    print("  baselines in this script:")
+    print(f"    gpudoctor --version          {version:6.1f} ms   check = {check / version:4.1f}x")
+    print(f"    gpudoctor check --from snap  {from_snapshot:6.1f} ms   check = "
+          f"{check / from_snapshot:4.1f}x")
+
+
+if __name__ == "__main__":
+    main()
