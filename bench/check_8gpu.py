@@ -65,7 +65,8 @@ def main():
     print(f"gpudoctor check, 8-GPU fake node, whole process, {RUNS} runs")
     print(f"  median {check:.1f} ms (min {min(walls):.1f}, max {max(walls):.1f}); goal < 50 ms: "
           f"{'met' if check < 50 else 'NOT met'}")
-    print("  share of the median per probe (median of each probe's own duration):")
+    print("  share of the median per probe (median of each probe's own duration;")
+    print("  the NVML and CUDA children run at the same time, so their shares overlap):")
     for name, values in probe_ms.items():
         m = statistics.median(values)
         print(f"    {name:<10} {m:7.2f} ms  {100 * m / check:5.1f} %")

@@ -13,17 +13,6 @@ using namespace gd::fixtures;
 
 const Config kConfig;
 
-// By value: callers pass the temporary vector a check returns.
-Finding only(const std::vector<Finding>& fs, std::string_view id) {
-  const Finding* f = find_id(fs, id);
-  if (f == nullptr) {
-    ADD_FAILURE() << "no finding " << id << "\n" << describe(fs);
-    return Finding{};
-  }
-  EXPECT_EQ(count_id(fs, id), 1) << describe(fs);
-  return *f;
-}
-
 // --- driver.too-old-for-cuda -----------------------------------------------------
 
 TEST(CudaLibChecks, TooOldForCudaOnInsufficientDriver) {

@@ -11,17 +11,6 @@ using namespace gd::fixtures;
 
 const Config kConfig;
 
-// By value: callers pass the temporary vector a check returns.
-Finding one(const std::vector<Finding>& fs, std::string_view id) {
-  const Finding* f = find_id(fs, id);
-  if (f == nullptr) {
-    ADD_FAILURE() << "no finding " << id << "\n" << describe(fs);
-    return Finding{};
-  }
-  EXPECT_EQ(count_id(fs, id), 1) << describe(fs);
-  return *f;
-}
-
 Snapshot in_docker(Snapshot s) {
   s.container.in_container = true;
   s.container.runtime = "docker";
@@ -35,19 +24,19 @@ TEST(NodeChecks, DevnodesMissingGpuNode) {
   Snapshot s = ws_4x4090();
   remove_devnode(s, "/dev/nvidia2");
   auto fs = check_devnodes(s, kConfig);
-  Finding f = one(fs, "devnodes.missing");
+  Finding f = only(fs, "devnodes.missing");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:41:00.0"});
   EXPECT_TRUE(evidence_has(f, "/dev/nvidia2: missing (GPU 0000:41:00.0)"));
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-modprobe -c 2"));
-  EXPECT_EQ(one(fs, "devnodes.permission").severity, Severity::kOk);
+  EXPECT_EQ(only(fs, "devnodes.permission").severity, Severity::kOk);
 }
 
 TEST(NodeChecks, DevnodesMissingCtlWithModifyDeviceFilesOff) {
   Snapshot s = hgx_8xh100();
   devnode_at(s, "/dev/nvidiactl")->exists = false;
   s.driver.params["ModifyDeviceFiles"] = "0";
-  Finding f = one(check_devnodes(s, kConfig), "devnodes.missing");
+  Finding f = only(check_devnodes(s, kConfig), "devnodes.missing");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "/dev/nvidiactl: missing"));
   EXPECT_TRUE(remedy_has(f, "NVreg_ModifyDeviceFiles=0"));
@@ -63,7 +52,7 @@ TEST(NodeChecks, DevnodesPermissionShowsModeAndGroup) {
   }
   s.limits.groups = {1000};
   auto fs = check_devnodes(s, kConfig);
-  Finding f = one(fs, "devnodes.permission");
+  Finding f = only(fs, "devnodes.permission");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_EQ(f.gpus.size(), 4u);
   EXPECT_TRUE(evidence_has(f, "/dev/nvidiactl: mode 0660 owner uid 0 gid 44 (Permission denied)"))
@@ -71,16 +60,16 @@ TEST(NodeChecks, DevnodesPermissionShowsModeAndGroup) {
   EXPECT_TRUE(evidence_has(f, "this process: uid 1000, groups 1000"));
   EXPECT_TRUE(remedy_has(f, "sudo usermod -aG $(getent group 44 | cut -d: -f1) $USER"));
   EXPECT_TRUE(remedy_has(f, "NVreg_DeviceFileMode"));
-  EXPECT_EQ(one(fs, "devnodes.missing").severity, Severity::kOk);
+  EXPECT_EQ(only(fs, "devnodes.missing").severity, Severity::kOk);
 }
 
 TEST(NodeChecks, DevnodesOkAndNotApplicable) {
   auto fs = check_devnodes(hgx_8xh100(), kConfig);
-  EXPECT_EQ(one(fs, "devnodes.missing").severity, Severity::kOk);
-  EXPECT_NE(one(fs, "devnodes.missing").summary.find("8 GPU node(s)"), std::string::npos);
+  EXPECT_EQ(only(fs, "devnodes.missing").severity, Severity::kOk);
+  EXPECT_NE(only(fs, "devnodes.missing").summary.find("8 GPU node(s)"), std::string::npos);
   auto na = check_devnodes(no_nvidia_machine(), kConfig);
-  EXPECT_EQ(one(na, "devnodes.missing").severity, Severity::kNotApplicable);
-  EXPECT_EQ(one(na, "devnodes.permission").severity, Severity::kNotApplicable);
+  EXPECT_EQ(only(na, "devnodes.missing").severity, Severity::kNotApplicable);
+  EXPECT_EQ(only(na, "devnodes.permission").severity, Severity::kNotApplicable);
 }
 
 // --- fabric-manager.not-running --------------------------------------------------------
@@ -92,7 +81,7 @@ TEST(NodeChecks, FabricManagerNotRunning) {
   std::erase_if(s.processes, [](const ProcessInfo& p) { return p.pid == 2301; });
   for (auto& g : s.nvml.gpus) g.fabric_state = nv_ok(1);
   fail_cuda(s, 802);
-  Finding f = one(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_EQ(f.gpus.size(), 8u);
   EXPECT_TRUE(evidence_has(f, "nv-fabricmanager: not running"));
@@ -106,7 +95,7 @@ TEST(NodeChecks, FabricManagerNotRunning) {
 TEST(NodeChecks, FabricManagerVersionMismatch) {
   Snapshot s = hgx_8xh100();
   service_at(s, "nv-fabricmanager")->version = "550.90.07";
-  Finding f = one(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "nv-fabricmanager version 550.90.07 != driver 550.54.15"));
 }
@@ -124,7 +113,7 @@ TEST(NodeChecks, FabricManagerOkAndNotApplicable) {
 TEST(NodeChecks, ContainerWithoutGpus) {
   Snapshot s = in_docker(ws_4x4090());
   std::erase_if(s.devnodes, [](const DevNode& n) { return n.path != "/dev/nvidiactl"; });
-  Finding f = one(check_container_gpus(s, kConfig), "container.no-gpus");
+  Finding f = only(check_container_gpus(s, kConfig), "container.no-gpus");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "/dev/nvidia[0-9]*: none"));
   EXPECT_TRUE(remedy_has(f, "docker run --gpus all"));
@@ -136,7 +125,7 @@ TEST(NodeChecks, ContainerVisibleDevicesVoid) {
   Snapshot s = in_docker(ws_4x4090());
   s.env.vars["NVIDIA_VISIBLE_DEVICES"] = "void";
   s.devnodes.clear();
-  Finding f = one(check_container_gpus(s, kConfig), "container.no-gpus");
+  Finding f = only(check_container_gpus(s, kConfig), "container.no-gpus");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "NVIDIA_VISIBLE_DEVICES=void"));
 }
@@ -144,13 +133,13 @@ TEST(NodeChecks, ContainerVisibleDevicesVoid) {
 TEST(NodeChecks, ContainerOnHostWithoutNvidiaIsNotBlamed) {
   // The dev machine: a docker container on a host with no NVIDIA GPU.
   Snapshot s = in_docker(no_nvidia_machine());
-  Finding f = one(check_container_gpus(s, kConfig), "container.no-gpus");
+  Finding f = only(check_container_gpus(s, kConfig), "container.no-gpus");
   EXPECT_EQ(f.severity, Severity::kNotApplicable);
   EXPECT_NE(f.summary.find("driver.not-loaded"), std::string::npos);
 }
 
 TEST(NodeChecks, ContainerGpusOkAndNotApplicable) {
-  Finding ok = one(check_container_gpus(in_docker(ws_4x4090()), kConfig), "container.no-gpus");
+  Finding ok = only(check_container_gpus(in_docker(ws_4x4090()), kConfig), "container.no-gpus");
   EXPECT_EQ(ok.severity, Severity::kOk);
   EXPECT_NE(ok.summary.find("4 GPU device node(s)"), std::string::npos);
   EXPECT_EQ(check_container_gpus(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
@@ -161,7 +150,7 @@ TEST(NodeChecks, ContainerGpusOkAndNotApplicable) {
 TEST(NodeChecks, CapabilitiesLackingCompute) {
   Snapshot s = in_docker(ws_4x4090());
   s.env.vars["NVIDIA_DRIVER_CAPABILITIES"] = "utility, graphics";
-  Finding f = one(check_container_caps(s, kConfig), "container.capabilities");
+  Finding f = only(check_container_caps(s, kConfig), "container.capabilities");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "NVIDIA_DRIVER_CAPABILITIES=utility, graphics"));
   EXPECT_TRUE(remedy_has(f, "-e NVIDIA_DRIVER_CAPABILITIES=utility,graphics,compute"));
@@ -170,7 +159,7 @@ TEST(NodeChecks, CapabilitiesLackingCompute) {
 TEST(NodeChecks, CapabilitiesLackingUtilityWarns) {
   Snapshot s = in_docker(ws_4x4090());
   s.env.vars["NVIDIA_DRIVER_CAPABILITIES"] = "compute";
-  Finding f = one(check_container_caps(s, kConfig), "container.capabilities");
+  Finding f = only(check_container_caps(s, kConfig), "container.capabilities");
   EXPECT_EQ(f.severity, Severity::kWarn);
   EXPECT_TRUE(remedy_has(f, "NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
 }
@@ -191,7 +180,7 @@ TEST(NodeChecks, ContainerDriverMismatch) {
       {"/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", "535.104.05"},
       {"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.14", "550.54.14"},
       {"/usr/local/cuda/compat/libcuda.so.570.124.06", "570.124.06"}};
-  Finding f = one(check_container_driver(s, kConfig), "container.driver-mismatch");
+  Finding f = only(check_container_driver(s, kConfig), "container.driver-mismatch");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "libcuda.so.535.104.05 is version 535.104.05"));
   EXPECT_FALSE(evidence_has(f, "compat"));
@@ -214,7 +203,7 @@ TEST(NodeChecks, CgroupDeniesUvmAndOneGpu) {
   s.container.devices_cgroup_known = true;
   s.container.devices_allow = {"c 1:3 rwm",  "c 195:255 rw", "c 195:0 rw",  "c 195:1 rw",
                                "c 195:3 rw", "c 195:2 r",    "garbage line"};
-  Finding f = one(check_cgroup_devices(s, kConfig), "cgroup.device-denied");
+  Finding f = only(check_cgroup_devices(s, kConfig), "cgroup.device-denied");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:41:00.0"});
   EXPECT_TRUE(evidence_has(f, "not allowed rw: /dev/nvidia2 (c 195:2), /dev/nvidia-uvm (c 510:0)"))

@@ -6,6 +6,8 @@
 // never change what an existing one builds).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -477,6 +479,18 @@ inline std::string describe(const std::vector<Finding>& fs) {
   std::string out;
   for (const auto& f : fs) out += describe(f) + "\n";
   return out;
+}
+
+// The one finding with this id (a test failure if absent or repeated). By
+// value: callers pass the temporary vector a check returns.
+inline Finding only(const std::vector<Finding>& fs, std::string_view id) {
+  const Finding* f = find_id(fs, id);
+  if (f == nullptr) {
+    ADD_FAILURE() << "no finding " << id << "\n" << describe(fs);
+    return Finding{};
+  }
+  EXPECT_EQ(count_id(fs, id), 1) << describe(fs);
+  return *f;
 }
 
 }  // namespace gd::fixtures
