@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh || exit 1
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+cmake -S . -B build -G Ninja >/dev/null || exit 1
 cmake --build build --target gpudoctor || exit 1
 
 ./build/gpudoctor check

@@ -552,7 +552,32 @@ def garbage():
     return t
 
 
+def ws_driver535():
+    """ws-4x4090 with an older kernel module (535.54.03, CUDA 12.2): a CUDA 13
+    runtime needs a newer driver."""
+    old, new = "550.54.14", "535.54.03"
+    t = {}
+    for rel, content in ws_4x4090().items():
+        if isinstance(content, Link):
+            content = Link(content.target.replace(old, new))
+        elif isinstance(content, str):
+            content = content.replace(old, new)
+        t[rel.replace(old, new)] = content
+    return t
+
+
+def empty():
+    """A machine with no NVIDIA GPU and no NVIDIA driver, like a CI runner."""
+    return {
+        "proc/modules": ("virtio_net 61440 0 - Live 0x0000000000000000\n"
+                         "ext4 933888 1 - Live 0x0000000000000000\n"),
+        "sys/bus/pci/devices/.keep": "",
+    }
+
+
 TREES = {
+    "ws-4x4090-driver535": ws_driver535,
+    "empty": empty,
     "ws-4x4090": ws_4x4090,
     "hgx-8xh100": hgx_8xh100,
     "no-driver": no_driver,
