@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -132,7 +133,11 @@ def check_scenario(gd, fakes, name, sc, update, failures):
         argv, env, preexec = scenario_command(gd, fakes, sc, tmp)
         subs = [(tmp, "<TMP>"), (fakes, "<FAKES>"), (SRC, "<SRC>"),
                 (os.path.realpath(CUDA_HOME), "<CUDA_HOME>")]
+        start = time.monotonic()
         text = run(argv, env, preexec)
+        elapsed = time.monotonic() - start
+        if "max_seconds" in sc and elapsed > sc["max_seconds"]:
+            failures.append(f"{name}: took {elapsed:.2f} s, more than {sc['max_seconds']} s")
         js = run(argv + ["--json"], env, preexec)
         if text.returncode != sc["expect_exit"]:
             failures.append(f"{name}: exit {text.returncode}, expected {sc['expect_exit']}\n"
