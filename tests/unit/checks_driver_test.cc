@@ -1,9 +1,8 @@
 // Tests of the driver checks (driver.*) and the catalogs they use.
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "catalog/driver_compat.h"
+#include "catalog/findings.h"
 #include "catalog/gpu_models.h"
 #include "checks/checks.h"
 #include "snapshot_builders.h"
@@ -15,41 +14,25 @@ using namespace gd::fixtures;
 
 const Config kConfig;
 
-// The checks this helper owns, with the ids each must answer exactly once.
-struct Owned {
-  CheckFn fn;
-  std::vector<std::string> ids;
-};
-const std::vector<Owned>& owned_checks() {
-  static const std::vector<Owned> kOwned = {
-      {check_driver_loaded, {"driver.not-loaded"}},
-      {check_nouveau, {"driver.nouveau"}},
-      {check_module_load_failed, {"driver.module-load-failed"}},
-      {check_library_mismatch, {"driver.library-mismatch"}},
-      {check_gpu_unsupported, {"driver.gpu-unsupported"}},
-      {check_too_old_for_cuda, {"driver.too-old-for-cuda"}},
-      {check_stub_library, {"cuda.stub-library"}},
-      {check_compat, {"cuda.compat-unsupported", "cuda.compat-mismatch"}},
-      {check_uvm, {"uvm.missing"}},
-      {check_uvm_hmm, {"uvm.hmm"}},
-      {check_after_suspend, {"driver.after-suspend"}},
-      {check_devnodes, {"devnodes.missing", "devnodes.permission"}},
-      {check_fabric_manager, {"fabric-manager.not-running"}},
-      {check_container_gpus, {"container.no-gpus"}},
-      {check_container_caps, {"container.capabilities"}},
-      {check_container_driver, {"container.driver-mismatch"}},
-      {check_cgroup_devices, {"cgroup.device-denied"}},
-      {check_nvml_init, {"nvml.init-failed", "nvml.init-hang"}},
-      {check_cuda_init, {"cuda.init-failed", "cuda.init-hang"}},
-  };
+// The checks this file covers, each of whose ids must answer exactly once.
+const std::vector<const CheckEntry*>& owned_checks() {
+  static const std::vector<const CheckEntry*> kOwned = registry_entries({
+      "driver-loaded",    "nouveau",        "module-load",
+      "library-mismatch", "gpu-supported",  "driver-new-enough",
+      "stub-library",     "forward-compat", "uvm",
+      "uvm-hmm",          "after-suspend",  "devnodes",
+      "fabric-manager",   "container-gpus", "container-capabilities",
+      "container-driver", "cgroup-devices", "nvml-init",
+      "cuda-init",
+  });
   return kOwned;
 }
 
 void expect_one_finding_per_id(const Snapshot& s, const char* machine) {
   for (const auto& o : owned_checks()) {
-    auto fs = o.fn(s, kConfig);
-    ASSERT_EQ(fs.size(), o.ids.size()) << machine << "\n" << describe(fs);
-    for (const auto& id : o.ids) {
+    auto fs = o->fn(s, kConfig);
+    ASSERT_EQ(fs.size(), o->ids.size()) << machine << "\n" << describe(fs);
+    for (const auto& id : o->ids) {
       EXPECT_EQ(count_id(fs, id), 1) << machine << " " << id << "\n" << describe(fs);
     }
     for (const auto& f : fs) EXPECT_FALSE(f.summary.empty()) << f.id;
@@ -60,7 +43,7 @@ TEST(DriverChecks, HealthyMachinesGiveNoWarnOrFail) {
   for (auto [name, s] : {std::pair{"ws-4x4090", ws_4x4090()}, {"hgx-8xh100", hgx_8xh100()}}) {
     expect_one_finding_per_id(s, name);
     for (const auto& o : owned_checks()) {
-      for (const auto& f : o.fn(s, kConfig)) {
+      for (const auto& f : o->fn(s, kConfig)) {
         EXPECT_TRUE(f.severity == Severity::kOk || f.severity == Severity::kNotApplicable)
             << name << "\n"
             << describe(f);
@@ -69,13 +52,9 @@ TEST(DriverChecks, HealthyMachinesGiveNoWarnOrFail) {
   }
 }
 
-TEST(DriverChecks, OwnedIdsMatchTheRegistry) {
-  std::set<std::string> registered;
+TEST(DriverChecks, EveryRegisteredIdIsInTheCatalog) {
   for (const auto& c : all_checks()) {
-    for (const auto& id : c.ids) registered.insert(id);
-  }
-  for (const auto& o : owned_checks()) {
-    for (const auto& id : o.ids) EXPECT_TRUE(registered.count(id)) << id;
+    for (const auto& id : c.ids) EXPECT_NE(find_catalog_entry(id), nullptr) << c.name << " " << id;
   }
 }
 

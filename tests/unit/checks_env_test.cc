@@ -18,33 +18,20 @@ using namespace gd::fixtures;
 
 const Config kConfig;
 
-struct Owned {
-  CheckFn fn;
-  std::vector<std::string> ids;
-};
-
-const std::vector<Owned>& owned_checks() {
-  static const std::vector<Owned> kOwned = {
-      {check_visible_devices, {"visible-devices.invalid", "visible-devices.hides-all"}},
-      {check_device_order, {"device-order.mismatch"}},
-      {check_memory_held, {"memory.held-by-other-process"}},
-      {check_address_space, {"memory.address-space-limit"}},
-      {check_compute_mode, {"compute-mode.exclusive"}},
-      {check_mps, {"mps.unreachable"}},
-      {check_mig, {"mig.no-instances"}},
-      {check_gpu_missing, {"gpu.missing"}},
-      {check_persistence, {"persistence-mode.off"}},
-      {check_folk_remedies,
-       {"advice.device-order", "advice.nvml-based-check", "advice.visible-devices"}},
-  };
+const std::vector<const CheckEntry*>& owned_checks() {
+  static const std::vector<const CheckEntry*> kOwned = registry_entries({
+      "visible-devices",
+      "device-order",
+      "memory-held",
+      "address-space",
+      "compute-mode",
+      "mps",
+      "mig",
+      "gpu-count",
+      "persistence-mode",
+      "folk-remedies",
+  });
   return kOwned;
-}
-
-// The one finding for `id`; fails the test when there is not exactly one.
-Finding one(const std::vector<Finding>& fs, const std::string& id) {
-  EXPECT_EQ(count_id(fs, id), 1) << describe(fs);
-  const Finding* f = find_id(fs, id);
-  return f == nullptr ? Finding{} : *f;
 }
 
 #define EXPECT_SEVERITY(f, sev) \
@@ -62,8 +49,8 @@ Snapshot field_report() {
 TEST(EnvChecks, HealthyMachinesNeverWarnOrFailExceptTheKnownOrder) {
   for (auto [name, s] : {std::pair{"ws-4x4090", ws_4x4090()}, {"hgx-8xh100", hgx_8xh100()}}) {
     for (const auto& o : owned_checks()) {
-      auto fs = o.fn(s, kConfig);
-      ASSERT_EQ(fs.size(), o.ids.size()) << name << "\n" << describe(fs);
+      auto fs = o->fn(s, kConfig);
+      ASSERT_EQ(fs.size(), o->ids.size()) << name << "\n" << describe(fs);
       for (const auto& f : fs) {
         EXPECT_FALSE(f.summary.empty()) << name << " " << f.id;
         bool known_warn = std::string(name) == "ws-4x4090" && f.id == "device-order.mismatch";
@@ -84,8 +71,8 @@ TEST(EnvChecks, SparseSnapshotsGiveOneNotApplicablePerIdAndNeverCrash) {
   sparse.push_back(unloaded);
   for (const auto& s : sparse) {
     for (const auto& o : owned_checks()) {
-      auto fs = o.fn(s, kConfig);
-      for (const auto& id : o.ids) EXPECT_EQ(count_id(fs, id), 1) << id << "\n" << describe(fs);
+      auto fs = o->fn(s, kConfig);
+      for (const auto& id : o->ids) EXPECT_EQ(count_id(fs, id), 1) << id << "\n" << describe(fs);
       for (const auto& f : fs) {
         if (f.id == "memory.address-space-limit" || f.id == "visible-devices.invalid" ||
             f.id == "visible-devices.hides-all" || f.id.rfind("advice.", 0) == 0) {
@@ -103,7 +90,7 @@ TEST(EnvChecks, VisibleDevicesInvalidEntryDropsTheRest) {
   Snapshot s = ws_4x4090();
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "0,2,-1,1";
   auto fs = check_visible_devices(s, kConfig);
-  Finding f = one(fs, "visible-devices.invalid");
+  Finding f = only(fs, "visible-devices.invalid");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_NE(f.summary.find("\"-1\""), std::string::npos) << f.summary;
   EXPECT_NE(f.summary.find("0000:41:00.0, 0000:01:00.0"), std::string::npos) << f.summary;
@@ -120,35 +107,35 @@ TEST(EnvChecks, VisibleDevicesInvalidEntryDropsTheRest) {
                          "GPU-1b9a0c7e-0d3f-4c1e-9a52-000000000001,"
                          "GPU-1b9a0c7e-0d3f-4c1e-9a52-000000000061"))
       << describe(f);
-  EXPECT_SEVERITY(one(fs, "visible-devices.hides-all"), Severity::kOk);
+  EXPECT_SEVERITY(only(fs, "visible-devices.hides-all"), Severity::kOk);
 }
 
 TEST(EnvChecks, VisibleDevicesTrailingGarbageWarnsAndCleanListIsOk) {
   Snapshot s = ws_4x4090();
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "0,1,abc";
-  Finding f = one(check_visible_devices(s, kConfig), "visible-devices.invalid");
+  Finding f = only(check_visible_devices(s, kConfig), "visible-devices.invalid");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_NE(f.summary.find("\"abc\""), std::string::npos);
 
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "GPU-1b9a0c7e-0d3f-4c1e-9a52-000000000021,1";
-  f = one(check_visible_devices(s, kConfig), "visible-devices.invalid");
+  f = only(check_visible_devices(s, kConfig), "visible-devices.invalid");
   EXPECT_SEVERITY(f, Severity::kWarn);  // the index after a UUID is rejected, hides nothing else
 
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "0,1";
   auto fs = check_visible_devices(s, kConfig);
-  EXPECT_SEVERITY(one(fs, "visible-devices.invalid"), Severity::kOk);
-  EXPECT_SEVERITY(one(fs, "visible-devices.hides-all"), Severity::kOk);
+  EXPECT_SEVERITY(only(fs, "visible-devices.invalid"), Severity::kOk);
+  EXPECT_SEVERITY(only(fs, "visible-devices.hides-all"), Severity::kOk);
 
   s.env.vars.erase("CUDA_VISIBLE_DEVICES");
   fs = check_visible_devices(s, kConfig);
-  EXPECT_SEVERITY(one(fs, "visible-devices.invalid"), Severity::kNotApplicable);
-  EXPECT_SEVERITY(one(fs, "visible-devices.hides-all"), Severity::kNotApplicable);
+  EXPECT_SEVERITY(only(fs, "visible-devices.invalid"), Severity::kNotApplicable);
+  EXPECT_SEVERITY(only(fs, "visible-devices.hides-all"), Severity::kNotApplicable);
 }
 
 TEST(EnvChecks, VisibleDevicesJunkIndexWarns) {
   Snapshot s = ws_4x4090();
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "1b9a0c7e-0d3f-4c1e-9a52-000000000041";
-  Finding f = one(check_visible_devices(s, kConfig), "visible-devices.invalid");
+  Finding f = only(check_visible_devices(s, kConfig), "visible-devices.invalid");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_NE(f.summary.find("is index 1"), std::string::npos) << f.summary;
 }
@@ -157,10 +144,10 @@ TEST(EnvChecks, VisibleDevicesDuplicateEmptiesTheList) {
   Snapshot s = ws_4x4090();
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "0,1,0";
   auto fs = check_visible_devices(s, kConfig);
-  Finding inv = one(fs, "visible-devices.invalid");
+  Finding inv = only(fs, "visible-devices.invalid");
   EXPECT_SEVERITY(inv, Severity::kFail);
   EXPECT_NE(inv.summary.find("repeats a GPU"), std::string::npos);
-  Finding all = one(fs, "visible-devices.hides-all");
+  Finding all = only(fs, "visible-devices.hides-all");
   EXPECT_SEVERITY(all, Severity::kFail);
   EXPECT_NE(all.summary.find("twice"), std::string::npos);
   EXPECT_TRUE(remedy_has(all, "export CUDA_VISIBLE_DEVICES=0,1")) << describe(all);
@@ -170,24 +157,24 @@ TEST(EnvChecks, VisibleDevicesHidesAll) {
   Snapshot s = ws_4x4090();
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "";
   auto fs = check_visible_devices(s, kConfig);
-  Finding f = one(fs, "visible-devices.hides-all");
+  Finding f = only(fs, "visible-devices.hides-all");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_NE(f.summary.find("empty"), std::string::npos);
   EXPECT_EQ(f.gpus.size(), 4u);
   EXPECT_TRUE(remedy_has(f, "unset CUDA_VISIBLE_DEVICES")) << describe(f);
-  EXPECT_SEVERITY(one(fs, "visible-devices.invalid"), Severity::kOk);
+  EXPECT_SEVERITY(only(fs, "visible-devices.invalid"), Severity::kOk);
 
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "-1";
   fs = check_visible_devices(s, kConfig);
-  f = one(fs, "visible-devices.hides-all");
+  f = only(fs, "visible-devices.hides-all");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_NE(f.summary.find("CUDA_VISIBLE_DEVICES=-1 hides every GPU"), std::string::npos);
-  EXPECT_SEVERITY(one(fs, "visible-devices.invalid"), Severity::kInfo);
+  EXPECT_SEVERITY(only(fs, "visible-devices.invalid"), Severity::kInfo);
 
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "gpu0,1";
   fs = check_visible_devices(s, kConfig);
-  EXPECT_SEVERITY(one(fs, "visible-devices.hides-all"), Severity::kFail);
-  f = one(fs, "visible-devices.invalid");
+  EXPECT_SEVERITY(only(fs, "visible-devices.hides-all"), Severity::kFail);
+  f = only(fs, "visible-devices.invalid");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_TRUE(remedy_has(f, "export CUDA_VISIBLE_DEVICES=1")) << describe(f);
 }
@@ -205,7 +192,7 @@ TEST(EnvChecks, VisibleDevicesHidesAllSeenByCudaItself) {
   CudaRun clean = ws_4x4090().cuda.runs[0];
   clean.label = "clean";
   s.cuda.runs.push_back(clean);
-  Finding f = one(check_visible_devices(s, kConfig), "visible-devices.hides-all");
+  Finding f = only(check_visible_devices(s, kConfig), "visible-devices.hides-all");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "CUDA_ERROR_NO_DEVICE (100)")) << describe(f);
 }
@@ -213,11 +200,11 @@ TEST(EnvChecks, VisibleDevicesHidesAllSeenByCudaItself) {
 TEST(EnvChecks, NvidiaVisibleDevicesOutsideAContainerIsInfo) {
   Snapshot s = ws_4x4090();
   s.env.vars["NVIDIA_VISIBLE_DEVICES"] = "1";
-  Finding f = one(check_visible_devices(s, kConfig), "visible-devices.invalid");
+  Finding f = only(check_visible_devices(s, kConfig), "visible-devices.invalid");
   EXPECT_SEVERITY(f, Severity::kInfo);
   EXPECT_TRUE(evidence_has(f, "CUDA reads only CUDA_VISIBLE_DEVICES")) << describe(f);
   s.container.in_container = true;
-  EXPECT_SEVERITY(one(check_visible_devices(s, kConfig), "visible-devices.invalid"),
+  EXPECT_SEVERITY(only(check_visible_devices(s, kConfig), "visible-devices.invalid"),
                   Severity::kNotApplicable);
 }
 
@@ -225,7 +212,7 @@ TEST(EnvChecks, NvidiaVisibleDevicesOutsideAContainerIsInfo) {
 
 TEST(EnvChecks, DeviceOrderMismatchObservedOnWs4x4090) {
   Snapshot s = ws_4x4090();
-  Finding f = one(check_device_order(s, kConfig), "device-order.mismatch");
+  Finding f = only(check_device_order(s, kConfig), "device-order.mismatch");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_NE(f.summary.find("CUDA device 0 is nvidia-smi's GPU 2 (0000:41:00.0)"), std::string::npos)
       << f.summary;
@@ -241,7 +228,7 @@ TEST(EnvChecks, DeviceOrderMismatchObservedOnWs4x4090) {
 TEST(EnvChecks, DeviceOrderMismatchPredictedWhenCudaFails) {
   Snapshot s = field_report();
   s.env.vars["CUDA_VISIBLE_DEVICES"] = "0";
-  Finding f = one(check_device_order(s, kConfig), "device-order.mismatch");
+  Finding f = only(check_device_order(s, kConfig), "device-order.mismatch");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_TRUE(evidence_has(f, "predicted from NVML")) << describe(f);
   EXPECT_TRUE(evidence_has(f, "CUDA 0 = nvidia-smi 2 = 0000:41:00.0 (2640 MHz)")) << describe(f);
@@ -254,13 +241,13 @@ TEST(EnvChecks, DeviceOrderMismatchPredictedWhenCudaFails) {
 TEST(EnvChecks, DeviceOrderOkWhenPciBusIdOrSameOrder) {
   Snapshot s = ws_4x4090();
   s.env.vars["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
-  EXPECT_SEVERITY(one(check_device_order(s, kConfig), "device-order.mismatch"), Severity::kOk);
-  Finding f = one(check_device_order(hgx_8xh100(), kConfig), "device-order.mismatch");
+  EXPECT_SEVERITY(only(check_device_order(s, kConfig), "device-order.mismatch"), Severity::kOk);
+  Finding f = only(check_device_order(hgx_8xh100(), kConfig), "device-order.mismatch");
   EXPECT_SEVERITY(f, Severity::kOk);
   s = ws_4x4090();
   s.nvml.gpus.resize(1);
   s.nvml.device_count = nv_ok<uint32_t>(1);
-  EXPECT_SEVERITY(one(check_device_order(s, kConfig), "device-order.mismatch"),
+  EXPECT_SEVERITY(only(check_device_order(s, kConfig), "device-order.mismatch"),
                   Severity::kNotApplicable);
 }
 
@@ -280,7 +267,7 @@ Snapshot ws_gpu2_full() {
 
 TEST(EnvChecks, MemoryHeldWarnsWithPidsAndFailsWhenCudaRanOutOfMemory) {
   Snapshot s = ws_gpu2_full();
-  Finding f = one(check_memory_held(s, kConfig), "memory.held-by-other-process");
+  Finding f = only(check_memory_held(s, kConfig), "memory.held-by-other-process");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:41:00.0"});
   EXPECT_NE(f.summary.find("97% full"), std::string::npos) << f.summary;
@@ -293,21 +280,21 @@ TEST(EnvChecks, MemoryHeldWarnsWithPidsAndFailsWhenCudaRanOutOfMemory) {
   for (auto& d : user_run(s).devices) {
     if (d.pci_bus_id == "0000:41:00.0") d.ctx_rc = 2;
   }
-  f = one(check_memory_held(s, kConfig), "memory.held-by-other-process");
+  f = only(check_memory_held(s, kConfig), "memory.held-by-other-process");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "CUDA_ERROR_OUT_OF_MEMORY (2)")) << describe(f);
 }
 
 TEST(EnvChecks, MemoryHeldOkBelowThresholdAndNotApplicableWithoutNvml) {
-  Finding f = one(check_memory_held(ws_4x4090(), kConfig), "memory.held-by-other-process");
+  Finding f = only(check_memory_held(ws_4x4090(), kConfig), "memory.held-by-other-process");
   EXPECT_SEVERITY(f, Severity::kOk);
   Config strict;
   strict.memory_held_fraction = 0.99;
-  EXPECT_SEVERITY(one(check_memory_held(ws_gpu2_full(), strict), "memory.held-by-other-process"),
+  EXPECT_SEVERITY(only(check_memory_held(ws_gpu2_full(), strict), "memory.held-by-other-process"),
                   Severity::kOk);
   Snapshot s = ws_4x4090();
   s.nvml.init_rc = 9;
-  f = one(check_memory_held(s, kConfig), "memory.held-by-other-process");
+  f = only(check_memory_held(s, kConfig), "memory.held-by-other-process");
   EXPECT_SEVERITY(f, Severity::kNotApplicable);
   EXPECT_NE(f.summary.find("NVML_ERROR_DRIVER_NOT_LOADED (9)"), std::string::npos);
 }
@@ -315,7 +302,7 @@ TEST(EnvChecks, MemoryHeldOkBelowThresholdAndNotApplicableWithoutNvml) {
 // --- memory.address-space-limit --------------------------------------------------------
 
 TEST(EnvChecks, AddressSpaceLimitIsTheRootCauseOfOutOfMemory) {
-  Finding f = one(check_address_space(field_report(), kConfig), "memory.address-space-limit");
+  Finding f = only(check_address_space(field_report(), kConfig), "memory.address-space-limit");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_NE(f.summary.find("32.0 GiB"), std::string::npos) << f.summary;
   EXPECT_TRUE(evidence_has(f, "RLIMIT_AS (ulimit -v) = 34359738368 bytes (32.0 GiB)"))
@@ -334,11 +321,11 @@ TEST(EnvChecks, AddressSpaceLimitIsTheRootCauseOfOutOfMemory) {
 }
 
 TEST(EnvChecks, AddressSpaceOkWhenUnlimitedOrCudaWorks) {
-  Finding f = one(check_address_space(ws_4x4090(), kConfig), "memory.address-space-limit");
+  Finding f = only(check_address_space(ws_4x4090(), kConfig), "memory.address-space-limit");
   EXPECT_SEVERITY(f, Severity::kOk);
   Snapshot s = ws_4x4090();
   s.limits.rlimit_as_bytes = 32ULL << 30;
-  f = one(check_address_space(s, kConfig), "memory.address-space-limit");
+  f = only(check_address_space(s, kConfig), "memory.address-space-limit");
   EXPECT_SEVERITY(f, Severity::kOk);
   EXPECT_TRUE(evidence_has(f, "34359738368 bytes")) << describe(f);
 }
@@ -347,10 +334,10 @@ TEST(EnvChecks, AddressSpaceWarnsBeforeCudaIsTried) {
   Snapshot s = ws_4x4090();
   s.limits.rlimit_as_bytes = 32ULL << 30;
   s.cuda = CudaInfo{};
-  Finding f = one(check_address_space(s, kConfig), "memory.address-space-limit");
+  Finding f = only(check_address_space(s, kConfig), "memory.address-space-limit");
   EXPECT_SEVERITY(f, Severity::kWarn);
   s.limits.rlimit_as_bytes = 1ULL << 40;  // above the ~232 GiB estimate
-  EXPECT_SEVERITY(one(check_address_space(s, kConfig), "memory.address-space-limit"),
+  EXPECT_SEVERITY(only(check_address_space(s, kConfig), "memory.address-space-limit"),
                   Severity::kOk);
 }
 
@@ -360,12 +347,12 @@ TEST(EnvChecks, AddressSpaceStrictOvercommit) {
   s.limits.overcommit_memory = 2;
   s.limits.commit_limit_bytes = 70ULL << 30;
   s.limits.cgroup_memory_limit_bytes = 64ULL << 30;
-  Finding f = one(check_address_space(s, kConfig), "memory.address-space-limit");
+  Finding f = only(check_address_space(s, kConfig), "memory.address-space-limit");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_TRUE(remedy_has(f, "sudo sysctl vm.overcommit_memory=0")) << describe(f);
   EXPECT_TRUE(evidence_has(f, "cgroup memory limit 68719476736 bytes")) << describe(f);
   s.limits.commit_limit_bytes = 1ULL << 40;
-  EXPECT_SEVERITY(one(check_address_space(s, kConfig), "memory.address-space-limit"),
+  EXPECT_SEVERITY(only(check_address_space(s, kConfig), "memory.address-space-limit"),
                   Severity::kOk);
 }
 
@@ -378,14 +365,14 @@ TEST(EnvChecks, ComputeModeExclusiveTaken) {
   NvmlProcess p;
   p.pid = 777;
   g.processes = nv_ok(std::vector<NvmlProcess>{p});
-  Finding f = one(check_compute_mode(s, kConfig), "compute-mode.exclusive");
+  Finding f = only(check_compute_mode(s, kConfig), "compute-mode.exclusive");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:5d:00.0"});
   EXPECT_TRUE(evidence_has(f, "EXCLUSIVE_PROCESS (3)")) << describe(f);
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-smi -i 3 -c DEFAULT")) << describe(f);
 
   user_run(s).devices[3].ctx_rc = 46;
-  f = one(check_compute_mode(s, kConfig), "compute-mode.exclusive");
+  f = only(check_compute_mode(s, kConfig), "compute-mode.exclusive");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "CUDA_ERROR_DEVICE_UNAVAILABLE (46)")) << describe(f);
 }
@@ -393,12 +380,12 @@ TEST(EnvChecks, ComputeModeExclusiveTaken) {
 TEST(EnvChecks, ComputeModeProhibitedFailsAndFreeExclusiveIsOk) {
   Snapshot s = hgx_8xh100();
   s.nvml.gpus[0].compute_mode = nv_ok(2);
-  Finding f = one(check_compute_mode(s, kConfig), "compute-mode.exclusive");
+  Finding f = only(check_compute_mode(s, kConfig), "compute-mode.exclusive");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-smi -i 0 -c DEFAULT"));
   s = hgx_8xh100();
   s.nvml.gpus[0].compute_mode = nv_ok(3);  // nobody on it yet
-  EXPECT_SEVERITY(one(check_compute_mode(s, kConfig), "compute-mode.exclusive"), Severity::kOk);
+  EXPECT_SEVERITY(only(check_compute_mode(s, kConfig), "compute-mode.exclusive"), Severity::kOk);
 }
 
 // --- mps.unreachable -------------------------------------------------------------------
@@ -407,7 +394,7 @@ TEST(EnvChecks, MpsUnreachable) {
   Snapshot s = hgx_8xh100();
   s.env.vars["CUDA_MPS_PIPE_DIRECTORY"] = "/tmp/mps-job";
   fail_cuda(s, 805);
-  Finding f = one(check_mps(s, kConfig), "mps.unreachable");
+  Finding f = only(check_mps(s, kConfig), "mps.unreachable");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_NE(f.summary.find("CUDA_ERROR_MPS_CONNECTION_FAILED (805)"), std::string::npos);
   EXPECT_TRUE(evidence_has(f, "CUDA_MPS_PIPE_DIRECTORY=\"/tmp/mps-job\"")) << describe(f);
@@ -419,22 +406,22 @@ TEST(EnvChecks, MpsUnreachable) {
   s = hgx_8xh100();
   s.env.vars["CUDA_MPS_PIPE_DIRECTORY"] = "/tmp/mps-job";
   s.cuda = CudaInfo{};
-  EXPECT_SEVERITY(one(check_mps(s, kConfig), "mps.unreachable"), Severity::kFail);
+  EXPECT_SEVERITY(only(check_mps(s, kConfig), "mps.unreachable"), Severity::kFail);
 }
 
 TEST(EnvChecks, MpsNotInPlayOrReachable) {
-  EXPECT_SEVERITY(one(check_mps(hgx_8xh100(), kConfig), "mps.unreachable"),
+  EXPECT_SEVERITY(only(check_mps(hgx_8xh100(), kConfig), "mps.unreachable"),
                   Severity::kNotApplicable);
   Snapshot s = hgx_8xh100();
   s.services.push_back({"nvidia-cuda-mps-control", true, {3100}, ""});
   s.processes.push_back({3100, "nvidia-cuda-mps"});
-  Finding f = one(check_mps(s, kConfig), "mps.unreachable");
+  Finding f = only(check_mps(s, kConfig), "mps.unreachable");
   EXPECT_SEVERITY(f, Severity::kOk);
   EXPECT_TRUE(evidence_has(f, "pid 3100")) << describe(f);
   // Pipe dir set, no daemon, CUDA works: only a warning (no MPS in effect).
   s = hgx_8xh100();
   s.env.vars["CUDA_MPS_PIPE_DIRECTORY"] = "/tmp/mps-job";
-  EXPECT_SEVERITY(one(check_mps(s, kConfig), "mps.unreachable"), Severity::kWarn);
+  EXPECT_SEVERITY(only(check_mps(s, kConfig), "mps.unreachable"), Severity::kWarn);
 }
 
 // --- mig.no-instances ------------------------------------------------------------------
@@ -445,28 +432,28 @@ TEST(EnvChecks, MigEnabledWithoutInstances) {
   s.nvml.gpus[1].mig_mode_pending = nv_ok(1);
   s.nvml.gpus[1].mig_instance_count = nv_ok<uint32_t>(0);
   auto fs = check_mig(s, kConfig);
-  Finding f = one(fs, "mig.no-instances");
+  Finding f = only(fs, "mig.no-instances");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:2a:00.0"});
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-smi mig -i 1 -cgi <profile> -C")) << describe(f);
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-smi mig -i 1 -lgip")) << describe(f);
 
   s.nvml.gpus[1].mig_instance_count = nv_ok<uint32_t>(2);
-  EXPECT_SEVERITY(one(check_mig(s, kConfig), "mig.no-instances"), Severity::kOk);
+  EXPECT_SEVERITY(only(check_mig(s, kConfig), "mig.no-instances"), Severity::kOk);
 }
 
 TEST(EnvChecks, MigPendingChangeWarns) {
   Snapshot s = hgx_8xh100();
   s.nvml.gpus[4].mig_mode_pending = nv_ok(1);
-  Finding f = one(check_mig(s, kConfig), "mig.no-instances");
+  Finding f = only(check_mig(s, kConfig), "mig.no-instances");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-smi -i 4 -r")) << describe(f);
 }
 
 TEST(EnvChecks, MigNotApplicableWhenOffOrUnsupported) {
-  EXPECT_SEVERITY(one(check_mig(hgx_8xh100(), kConfig), "mig.no-instances"),
+  EXPECT_SEVERITY(only(check_mig(hgx_8xh100(), kConfig), "mig.no-instances"),
                   Severity::kNotApplicable);
-  EXPECT_SEVERITY(one(check_mig(ws_4x4090(), kConfig), "mig.no-instances"),
+  EXPECT_SEVERITY(only(check_mig(ws_4x4090(), kConfig), "mig.no-instances"),
                   Severity::kNotApplicable);
 }
 
@@ -479,7 +466,7 @@ TEST(EnvChecks, GpuMissingFromNvmlAndCuda) {
   auto& devs = user_run(s).devices;
   std::erase_if(devs, [](const CudaDevice& d) { return d.pci_bus_id == "0000:41:00.0"; });
   user_run(s).device_count = 3;
-  Finding f = one(check_gpu_missing(s, kConfig), "gpu.missing");
+  Finding f = only(check_gpu_missing(s, kConfig), "gpu.missing");
   EXPECT_SEVERITY(f, Severity::kFail);
   EXPECT_EQ(f.gpus, std::vector<std::string>{"0000:41:00.0"});
   EXPECT_NE(f.summary.find("1 of the 4 GPUs on the PCI bus is not usable: 0000:41:00.0"),
@@ -490,7 +477,7 @@ TEST(EnvChecks, GpuMissingFromNvmlAndCuda) {
 }
 
 TEST(EnvChecks, GpuMissingIgnoresExcludedPassthroughAndContainers) {
-  EXPECT_SEVERITY(one(check_gpu_missing(hgx_8xh100(), kConfig), "gpu.missing"), Severity::kOk);
+  EXPECT_SEVERITY(only(check_gpu_missing(hgx_8xh100(), kConfig), "gpu.missing"), Severity::kOk);
   Snapshot s = ws_4x4090();
   s.nvml.gpus.erase(s.nvml.gpus.begin() + 2);
   std::erase_if(user_run(s).devices,
@@ -498,12 +485,12 @@ TEST(EnvChecks, GpuMissingIgnoresExcludedPassthroughAndContainers) {
   user_run(s).device_count = 3;
   Snapshot vfio = s;
   pci_at(vfio, "0000:41:00.0")->driver = "vfio-pci";
-  Finding f = one(check_gpu_missing(vfio, kConfig), "gpu.missing");
+  Finding f = only(check_gpu_missing(vfio, kConfig), "gpu.missing");
   EXPECT_SEVERITY(f, Severity::kOk);
   EXPECT_TRUE(evidence_has(f, "vfio-pci (passthrough)")) << describe(f);
   Snapshot boxed = s;
   boxed.container.in_container = true;
-  EXPECT_SEVERITY(one(check_gpu_missing(boxed, kConfig), "gpu.missing"), Severity::kOk);
+  EXPECT_SEVERITY(only(check_gpu_missing(boxed, kConfig), "gpu.missing"), Severity::kOk);
 }
 
 // --- persistence-mode.off ----------------------------------------------------------------
@@ -512,7 +499,7 @@ TEST(EnvChecks, PersistenceModeOff) {
   Snapshot s = hgx_8xh100();
   for (auto& g : s.nvml.gpus) g.persistence_mode = nv_ok(0);
   service_at(s, "nvidia-persistenced")->running = false;
-  Finding f = one(check_persistence(s, kConfig), "persistence-mode.off");
+  Finding f = only(check_persistence(s, kConfig), "persistence-mode.off");
   EXPECT_SEVERITY(f, Severity::kWarn);
   EXPECT_EQ(f.gpus.size(), 8u);
   EXPECT_TRUE(remedy_has(f, "sudo nvidia-smi -pm 1")) << describe(f);
@@ -522,12 +509,12 @@ TEST(EnvChecks, PersistenceModeOff) {
   Snapshot one_gpu = ws_4x4090();
   one_gpu.nvml.gpus.resize(1);
   one_gpu.nvml.gpus[0].persistence_mode = nv_ok(0);
-  EXPECT_SEVERITY(one(check_persistence(one_gpu, kConfig), "persistence-mode.off"),
+  EXPECT_SEVERITY(only(check_persistence(one_gpu, kConfig), "persistence-mode.off"),
                   Severity::kInfo);
 }
 
 TEST(EnvChecks, PersistenceModeOnIsOk) {
-  Finding f = one(check_persistence(ws_4x4090(), kConfig), "persistence-mode.off");
+  Finding f = only(check_persistence(ws_4x4090(), kConfig), "persistence-mode.off");
   EXPECT_SEVERITY(f, Severity::kOk);
   EXPECT_TRUE(evidence_has(f, "nvidia-persistenced: running (pid 1201)")) << describe(f);
 }
@@ -541,21 +528,21 @@ TEST(EnvChecks, AdviceOnTheFieldReportIsHonest) {
   ASSERT_EQ(fs.size(), 3u) << describe(fs);
   for (const auto& f : fs) EXPECT_SEVERITY(f, Severity::kInfo);
 
-  Finding order = one(fs, "advice.device-order");
+  Finding order = only(fs, "advice.device-order");
   EXPECT_NE(order.summary.find("nvidia-smi's GPU 2, 0000:41:00.0"), std::string::npos)
       << order.summary;
   EXPECT_NE(order.summary.find("does not fix the failing CUDA start"), std::string::npos)
       << order.summary;
   EXPECT_TRUE(evidence_has(order, "CUDA's clean run")) << describe(order);
 
-  Finding nvml = one(fs, "advice.nvml-based-check");
+  Finding nvml = only(fs, "advice.nvml-based-check");
   EXPECT_NE(nvml.summary.find("say True here (NVML sees 1 GPU)"), std::string::npos)
       << nvml.summary;
   EXPECT_NE(nvml.summary.find("cudaErrorMemoryAllocation (2): out of memory"), std::string::npos)
       << nvml.summary;
   EXPECT_NE(nvml.summary.find("hides the cause"), std::string::npos) << nvml.summary;
 
-  Finding vis = one(fs, "advice.visible-devices");
+  Finding vis = only(fs, "advice.visible-devices");
   EXPECT_NE(vis.summary.find("selects 0000:41:00.0"), std::string::npos) << vis.summary;
   EXPECT_NE(vis.summary.find("it is not the cause"), std::string::npos) << vis.summary;
 }
@@ -571,24 +558,24 @@ TEST(EnvChecks, AdviceWhenTheVariableIsTheProblem) {
   CudaRun clean = ws_4x4090().cuda.runs[0];
   clean.label = "clean";
   s.cuda.runs.push_back(clean);
-  Finding vis = one(check_folk_remedies(s, kConfig), "advice.visible-devices");
+  Finding vis = only(check_folk_remedies(s, kConfig), "advice.visible-devices");
   EXPECT_NE(vis.summary.find("selects no GPU"), std::string::npos) << vis.summary;
   EXPECT_NE(vis.summary.find("this variable is the problem"), std::string::npos) << vis.summary;
 }
 
 TEST(EnvChecks, AdviceOnHealthyMachines) {
   auto ws = check_folk_remedies(ws_4x4090(), kConfig);
-  Finding order = one(ws, "advice.device-order");
+  Finding order = only(ws, "advice.device-order");
   EXPECT_NE(order.summary.find("makes CUDA number the GPUs like nvidia-smi here"),
             std::string::npos)
       << order.summary;
-  Finding nvml = one(ws, "advice.nvml-based-check");
+  Finding nvml = only(ws, "advice.nvml-based-check");
   EXPECT_NE(nvml.summary.find("changes no answer"), std::string::npos) << nvml.summary;
 
   auto hgx = check_folk_remedies(hgx_8xh100(), kConfig);
-  order = one(hgx, "advice.device-order");
+  order = only(hgx, "advice.device-order");
   EXPECT_NE(order.summary.find("changes nothing here"), std::string::npos) << order.summary;
-  Finding vis = one(hgx, "advice.visible-devices");
+  Finding vis = only(hgx, "advice.visible-devices");
   EXPECT_NE(vis.summary.find("not set: CUDA sees every GPU (8)"), std::string::npos) << vis.summary;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checks/check.h"
 #include "report/finding.h"
 #include "snapshot/snapshot.h"
 
@@ -478,6 +479,23 @@ inline std::string describe(const Finding& f) {
 inline std::string describe(const std::vector<Finding>& fs) {
   std::string out;
   for (const auto& f : fs) out += describe(f) + "\n";
+  return out;
+}
+
+// The registry entries of the named checks, in the given order: tests run
+// the checks through the registry's own table of functions and ids.
+inline std::vector<const CheckEntry*> registry_entries(
+    std::initializer_list<std::string_view> names) {
+  std::vector<const CheckEntry*> out;
+  for (std::string_view name : names) {
+    auto it = std::find_if(all_checks().begin(), all_checks().end(),
+                           [&](const CheckEntry& c) { return name == c.name; });
+    if (it == all_checks().end()) {
+      ADD_FAILURE() << "no check named " << name << " in the registry";
+      continue;
+    }
+    out.push_back(&*it);
+  }
   return out;
 }
 
