@@ -69,12 +69,12 @@ Finding busy(const Snapshot& s, const NvmlGpu& g, int mode) {
         kId, refused ? Severity::kFail : Severity::kWarn,
         fmt::format("GPU {} ({}) is in exclusive-process mode and process{} {} already use{} it: "
                     "no other process can start CUDA there",
-                    g.index, bdf, pids.size() == 1 ? "" : "es", join_strings(pids, ", "),
+                    g.index, bdf, pids.size() == 1 ? "" : "es", join(pids, ", "),
                     pids.size() == 1 ? "s" : ""));
   }
   f.gpus = {bdf};
   f.evidence.push_back("compute mode = " + mode_name(mode));
-  if (!pids.empty()) f.evidence.push_back("compute processes on it: " + join_strings(pids, ", "));
+  if (!pids.empty()) f.evidence.push_back("compute processes on it: " + join(pids, ", "));
   if (!cuda.empty()) f.evidence.push_back(cuda);
   f.remedy.push_back(
       fmt::format("sudo nvidia-smi -i {} -c DEFAULT   # let several processes share "

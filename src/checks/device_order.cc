@@ -96,7 +96,7 @@ std::vector<Finding> check_device_order(const Snapshot& s, const Config&) {
   f.evidence.insert(f.evidence.end(), t.begin(), t.end());
   std::vector<std::string> smi_names;
   for (size_t p : smi) smi_names.push_back(inv.gpus[p].bdf);
-  f.evidence.push_back("nvidia-smi (and PCI bus) order: " + join_strings(smi_names, ", "));
+  f.evidence.push_back("nvidia-smi (and PCI bus) order: " + join(smi_names, ", "));
   auto effect = visible_devices_effect(s, inv, setting);
   f.evidence.insert(f.evidence.end(), effect.begin(), effect.end());
   f.remedy.push_back("export CUDA_DEVICE_ORDER=PCI_BUS_ID   # CUDA index = nvidia-smi index");

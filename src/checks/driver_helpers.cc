@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "catalog/cuda_errors.h"
+#include "checks/runtime_facts.h"
 #include "checks/util.h"
 
 namespace gd {
@@ -14,15 +15,6 @@ bool nvidia_driver_loaded(const Snapshot& s) {
 
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s) {
   return parse_driver_version(s.driver.version);
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
@@ -47,16 +39,9 @@ std::string pci_id_text(const PciDevice& d) {
   return buf;
 }
 
-const NvmlGpu* nvml_gpu_at(const Snapshot& s, const std::string& bdf) {
-  for (const auto& g : s.nvml.gpus) {
-    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bdf) return &g;
-  }
-  return nullptr;
-}
-
 std::string gpu_name(const Snapshot& s, const PciDevice& d) {
   if (!d.proc_model.empty()) return d.proc_model;
-  if (const NvmlGpu* g = nvml_gpu_at(s, d.bdf); g != nullptr && g->name.ok()) {
+  if (const NvmlGpu* g = nvml_gpu_by_bdf(s, d.bdf); g != nullptr && g->name.ok()) {
     return g->name.value;
   }
   if (const GpuModel* m = find_gpu_model(d.device_id)) return m->name;
@@ -72,7 +57,7 @@ std::string gpu_label(const Snapshot& s, const PciDevice& d) {
 
 GpuArch gpu_arch(const Snapshot& s, const PciDevice& d) {
   if (const GpuModel* m = find_gpu_model(d.device_id)) return m->arch;
-  if (const NvmlGpu* g = nvml_gpu_at(s, d.bdf)) {
+  if (const NvmlGpu* g = nvml_gpu_by_bdf(s, d.bdf)) {
     if (g->architecture.ok()) {
       GpuArch a = arch_from_nvml(g->architecture.value);
       if (a != GpuArch::kUnknown) return a;
@@ -109,12 +94,7 @@ std::string ld_library_path_command(const std::string& new_value) {
   return "export LD_LIBRARY_PATH=" + new_value;
 }
 
-bool run_has_rc(const CudaRun* r, int code) {
-  if (r == nullptr) return false;
-  if (r->init_rc == code) return true;
-  if (r->init_rc == 0 && r->device_count_rc == code) return true;
-  return !r->cudart_loaded.empty() && r->cudart_rc == code;
-}
+bool run_has_rc(const CudaRun* r, int code) { return r != nullptr && run_failed_with(*r, code); }
 
 std::string framework_error_text(int cudart_rc) {
   const CudaErrorInfo* e = find_cuda_error(cudart_rc);

@@ -10,6 +10,7 @@
 #include "catalog/driver_compat.h"
 #include "catalog/gpu_models.h"
 #include "checks/check.h"
+#include "checks/util.h"
 
 namespace gd {
 
@@ -18,14 +19,11 @@ bool nvidia_driver_loaded(const Snapshot& s);
 // The kernel module version, parsed; nullopt when unknown.
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);
 
-std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::vector<std::string> split(std::string_view text, char sep);
 bool contains(std::string_view haystack, std::string_view needle);
 
 // "10de:2684"
 std::string pci_id_text(const PciDevice& d);
-// The NVML record of the GPU at a bus id; nullptr when NVML did not see it.
-const NvmlGpu* nvml_gpu_at(const Snapshot& s, const std::string& bdf);
 // Best known model name: /proc/driver/nvidia, NVML, then the catalog.
 std::string gpu_name(const Snapshot& s, const PciDevice& d);
 // "0000:01:00.0 NVIDIA GeForce RTX 4090 (10de:2684)"

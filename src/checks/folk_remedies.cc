@@ -173,7 +173,7 @@ Finding visible_devices(const Snapshot& s, const GpuInventory& inv) {
     summary = fmt::format(
         "CUDA_VISIBLE_DEVICES=\"{}\" selects {} here, in this order (CUDA 0 "
         "first)",
-        *cvd, join_strings(picked, ", "));
+        *cvd, join(picked, ", "));
   }
   const CudaRun* u = user_cuda_run(s);
   const CudaRun* cl = clean_cuda_run(s);

@@ -62,7 +62,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     }
     if (!listed.empty()) {
       ev.insert(ev.begin(), fmt::format("PCI bus: {} NVIDIA GPU{}: {}", listed.size(),
-                                        listed.size() == 1 ? "" : "s", join_strings(listed, ", ")));
+                                        listed.size() == 1 ? "" : "s", join(listed, ", ")));
       expected_from = "the PCI bus";
     }
   } else {
@@ -84,7 +84,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     }
     ev.push_back(fmt::format("NVML: {} GPU{}{}{}", nvml_bdfs.size(),
                              nvml_bdfs.size() == 1 ? "" : "s", nvml_bdfs.empty() ? "" : ": ",
-                             join_strings(nvml_bdfs, ", ")));
+                             join(nvml_bdfs, ", ")));
     if (expected.empty()) {
       expected = nvml_bdfs;
       expected_from = "NVML";
@@ -99,7 +99,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     for (const auto& d : run->devices) cuda_bdfs.push_back(normalize_bdf(d.pci_bus_id));
     ev.push_back(fmt::format("CUDA ({} run): {} device{}{}{}", run->label, run->device_count,
                              run->device_count == 1 ? "" : "s", cuda_bdfs.empty() ? "" : ": ",
-                             join_strings(cuda_bdfs, ", ")));
+                             join(cuda_bdfs, ", ")));
   } else if (const CudaRun* u = user_cuda_run(s)) {
     ev.push_back("CUDA: " + describe_run(*u) + " (not counted: CUDA did not start)");
   }
@@ -127,7 +127,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
       if (normalize_bdf(d.bdf) == bdf)
         driver = d.driver.empty() ? "no driver" : "driver " + d.driver;
     }
-    detail.push_back(fmt::format("{} is missing from {}{}", bdf, join_strings(lacks, " and "),
+    detail.push_back(fmt::format("{} is missing from {}{}", bdf, join(lacks, " and "),
                                  driver.empty() ? "" : " (PCI: " + driver + ")"));
   }
   if (missing.empty()) {
@@ -144,7 +144,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
       make_finding(kId, Severity::kFail,
                    fmt::format("{} of the {} GPU{} on {} {} not usable: {}", missing.size(),
                                expected.size(), expected.size() == 1 ? "" : "s", expected_from,
-                               missing.size() == 1 ? "is" : "are", join_strings(missing, ", ")));
+                               missing.size() == 1 ? "is" : "are", join(missing, ", ")));
   f.gpus = missing;
   f.evidence = ev;
   f.evidence.insert(f.evidence.end(), detail.begin(), detail.end());

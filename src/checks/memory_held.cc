@@ -80,8 +80,8 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
       "nvidia-smi --query-compute-apps=pid,used_memory --format=csv   # who holds "
       "which GPU");
   if (!pids.empty()) {
-    f.remedy.push_back(fmt::format("kill {}   # only if these are yours and no longer needed",
-                                   join_strings(pids, " ")));
+    f.remedy.push_back(
+        fmt::format("kill {}   # only if these are yours and no longer needed", join(pids, " ")));
   }
   for (const auto& other : s.nvml.gpus) {
     if (&other == &g || !other.uuid.ok() || !gpu_mostly_free(other, c.memory_held_fraction)) {

@@ -56,9 +56,9 @@ std::vector<Finding> check_mps(const Snapshot& s, const Config&) {
     for (int p : svc->pids) pids.push_back(std::to_string(p));
     ev.push_back(fmt::format("service nvidia-cuda-mps-control: {}{}",
                              svc->running ? "running" : "not running",
-                             pids.empty() ? "" : " (pid " + join_strings(pids, ", ") + ")"));
+                             pids.empty() ? "" : " (pid " + join(pids, ", ") + ")"));
   }
-  if (!procs.empty()) ev.push_back("MPS processes: " + join_strings(procs, ", "));
+  if (!procs.empty()) ev.push_back("MPS processes: " + join(procs, ", "));
   if (!daemon) ev.push_back("no MPS control daemon process is running");
   if (s.container.in_container) {
     ev.push_back("inside a container: a daemon on the host is not visible from here");

@@ -29,7 +29,7 @@ std::vector<Finding> check_persistence(const Snapshot& s, const Config&) {
     for (int p : daemon->pids) pids.push_back(std::to_string(p));
     daemon_line =
         fmt::format("nvidia-persistenced: {}{}", daemon->running ? "running" : "not running",
-                    pids.empty() ? "" : " (pid " + join_strings(pids, ", ") + ")");
+                    pids.empty() ? "" : " (pid " + join(pids, ", ") + ")");
   }
   if (off.empty()) {
     Finding f = make_finding(

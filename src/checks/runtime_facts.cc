@@ -124,13 +124,4 @@ bool mixed_cc(const std::vector<GpuIdentity>& gpus) {
   return false;
 }
 
-std::string join_strings(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
-
 }  // namespace gd

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "checks/cuda_visible.h"
+#include "checks/util.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {
@@ -45,6 +46,5 @@ std::string gpu_ref(const GpuIdentity& g);
 std::string order_line(size_t cuda_ordinal, const GpuIdentity& g, bool with_cc);
 // True when the GPUs differ in compute capability (then it decides the order).
 bool mixed_cc(const std::vector<GpuIdentity>& gpus);
-std::string join_strings(const std::vector<std::string>& parts, const char* sep);
 
 }  // namespace gd

@@ -103,4 +103,13 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
 }  // namespace gd

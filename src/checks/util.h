@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checks/check.h"
@@ -37,5 +38,7 @@ const ServiceInfo* find_service(const Snapshot& s, const std::string& name);
 const std::string* env_var(const Snapshot& s, const std::string& name);
 
 std::string format_bytes(uint64_t bytes);  // "24.0 GiB"
+// The parts with `sep` between them.
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 }  // namespace gd

@@ -69,7 +69,7 @@ std::vector<std::string> base_evidence(const Ctx& c) {
     std::vector<std::string> bdfs;
     for (const auto& g : c.inv.gpus) bdfs.push_back(g.bdf);
     ev.push_back(fmt::format("GPUs here (from {}, nvidia-smi order): {}",
-                             gpu_source_name(c.inv.source), join_strings(bdfs, ", ")));
+                             gpu_source_name(c.inv.source), join(bdfs, ", ")));
     bool any_index = std::any_of(c.cvd.entries.begin(), c.cvd.entries.end(),
                                  [](const CvdEntry& e) { return e.index.has_value(); });
     if (any_index) {
@@ -84,7 +84,7 @@ std::vector<std::string> base_evidence(const Ctx& c) {
                                    ? " (higher compute capability, then higher clock, then "
                                      "lower bus id)"
                                    : "",
-                               join_strings(parts, ", ")));
+                               join(parts, ", ")));
     }
   }
   size_t ordinal = 0;
@@ -95,7 +95,7 @@ std::vector<std::string> base_evidence(const Ctx& c) {
       for (const auto& d : u->devices) seen.push_back(d.pci_bus_id);
       ev.push_back(fmt::format("CUDA's run with this environment saw {} device{}{}{}",
                                u->device_count, u->device_count == 1 ? "" : "s",
-                               seen.empty() ? "" : ": ", join_strings(seen, ", ")));
+                               seen.empty() ? "" : ": ", join(seen, ", ")));
       if (c.cvd.inventory_known && c.cvd.unverified_visible == 0 &&
           static_cast<size_t>(u->device_count) != c.cvd.visible_count()) {
         ev.push_back(
@@ -165,15 +165,15 @@ std::vector<std::string> corrected_exports(const Ctx& c) {
     uuids.push_back(g.uuid);
     bdfs.push_back(g.bdf);
   }
-  out.push_back(fmt::format("export CUDA_VISIBLE_DEVICES={}   # {}", join_strings(texts, ","),
-                            join_strings(bdfs, ", ")));
+  out.push_back(
+      fmt::format("export CUDA_VISIBLE_DEVICES={}   # {}", join(texts, ","), join(bdfs, ", ")));
   bool uuids_known =
       std::none_of(uuids.begin(), uuids.end(), [](const std::string& u) { return u.empty(); });
   if (uuids_known && c.cvd.entries[keep[0]].form != CvdForm::kUuid) {
     out.push_back(
         fmt::format("export CUDA_VISIBLE_DEVICES={}   # the same GPUs by UUID, "
                     "whatever the device order",
-                    join_strings(uuids, ",")));
+                    join(uuids, ",")));
   }
   return out;
 }
@@ -202,8 +202,7 @@ Finding hides_all(const Ctx& c) {
   std::string machine =
       c.inv.gpus.empty() ? "" : fmt::format(" (this machine has {})", c.inv.gpus.size());
   if (!predicted_none && !seen_none) {
-    std::string what =
-        r.visible.empty() ? "" : ": " + join_strings(bdfs_of(c.inv, r.visible), ", ");
+    std::string what = r.visible.empty() ? "" : ": " + join(bdfs_of(c.inv, r.visible), ", ");
     Finding f =
         make_finding(kHidesAll, Severity::kOk,
                      fmt::format("CUDA_VISIBLE_DEVICES leaves {} GPU{} visible to CUDA{}",
@@ -256,7 +255,7 @@ Finding hides_all(const Ctx& c) {
 std::string quoted_entries(const CvdResult& r, const std::vector<size_t>& idx) {
   std::vector<std::string> q;
   for (size_t i : idx) q.push_back("\"" + r.entries[i].text + "\"");
-  return join_strings(q, ", ");
+  return join(q, ", ");
 }
 
 Finding invalid(const Ctx& c) {
@@ -271,8 +270,8 @@ Finding invalid(const Ctx& c) {
   std::vector<size_t> hidden = r.hidden_valid_entries();
   std::vector<size_t> hidden_gpus;
   for (size_t i : hidden) hidden_gpus.push_back(*r.entries[i].gpu);
-  std::string kept = r.visible.empty() ? std::string("no GPU")
-                                       : "only " + join_strings(bdfs_of(c.inv, r.visible), ", ");
+  std::string kept =
+      r.visible.empty() ? std::string("no GPU") : "only " + join(bdfs_of(c.inv, r.visible), ", ");
   Finding f;
   if (r.stop) {
     const CvdEntry& bad = r.entries[*r.stop];
