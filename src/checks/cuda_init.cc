@@ -14,14 +14,6 @@ namespace {
 constexpr const char* kFailed = "cuda.init-failed";
 constexpr const char* kHang = "cuda.init-hang";
 
-bool is_timeout(const std::string& e) { return e.rfind("timeout", 0) == 0; }
-
-std::string deadline_text(const Snapshot& s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s.deadline_s);
-  return buf;
-}
-
 bool run_failed(const CudaRun& r) {
   if (!r.child_error.empty()) return true;
   if (r.library_loaded.empty()) return true;
@@ -60,7 +52,7 @@ void add_clean_run(const Snapshot& s, Finding* f) {
   const CudaRun* c = clean_cuda_run(s);
   if (c == nullptr) return;
   std::string env = env_changes_text(*c);
-  if (is_timeout(c->child_error)) {
+  if (child_timed_out(c->child_error)) {
     f->evidence.push_back("clean run (" + env + "): also hung");
   } else if (run_failed(*c)) {
     f->evidence.push_back("clean run (" + env + "): also fails: " + failure_text(*c));
@@ -147,7 +139,7 @@ std::vector<Finding> check_cuda_init(const Snapshot& s, const Config&) {
     return {make_finding(kFailed, Severity::kNotApplicable, why),
             make_finding(kHang, Severity::kNotApplicable, why)};
   }
-  if (is_timeout(r->child_error)) {
+  if (child_timed_out(r->child_error)) {
     return {make_finding(kFailed, Severity::kNotApplicable,
                          "CUDA did not finish (see cuda.init-hang)."),
             hang_finding(s, *r)};

@@ -157,4 +157,14 @@ std::string format_seconds(double seconds) {
   return std::to_string(hours / 24) + " days";
 }
 
+bool child_timed_out(const std::string& child_error) {
+  return child_error.rfind("timeout", 0) == 0;
+}
+
+std::string deadline_text(const Snapshot& s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s.deadline_s);
+  return buf;
+}
+
 }  // namespace gd

@@ -74,4 +74,9 @@ std::vector<KnownMinor> known_gpu_minors(const Snapshot& s);
 // "3 h 12 min", "45 s"
 std::string format_seconds(double seconds);
 
+// True when a probe child's child_error says it hit the deadline ("timeout ...").
+bool child_timed_out(const std::string& child_error);
+// The snapshot's probe deadline as said to the user: "10", "1.5".
+std::string deadline_text(const Snapshot& s);
+
 }  // namespace gd

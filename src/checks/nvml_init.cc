@@ -13,14 +13,6 @@ namespace {
 constexpr const char* kFailed = "nvml.init-failed";
 constexpr const char* kHang = "nvml.init-hang";
 
-bool is_timeout(const std::string& child_error) { return child_error.rfind("timeout", 0) == 0; }
-
-std::string deadline_text(const Snapshot& s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s.deadline_s);
-  return buf;
-}
-
 // What an nvmlInit error usually means, and where the narrower finding is.
 std::string init_hint(int rc) {
   switch (rc) {
@@ -58,7 +50,7 @@ std::vector<Finding> check_nvml_init(const Snapshot& s, const Config&) {
             make_finding(kHang, Severity::kNotApplicable, why)};
   }
   bool driver = nvidia_driver_loaded(s);
-  if (is_timeout(n.child_error)) {
+  if (child_timed_out(n.child_error)) {
     Finding hang = make_finding(kHang, Severity::kFail,
                                 "nvmlInit did not return within " + deadline_text(s) +
                                     " s: the driver is stuck, usually on a GPU that stopped "
