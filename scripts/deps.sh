@@ -6,6 +6,9 @@ packages=(
   cmake ninja-build g++ pkg-config
   libcli11-dev nlohmann-json3-dev libfmt-dev   # command line, JSON, formatting
   libgtest-dev libgmock-dev libbenchmark-dev   # tests and benchmarks
+  libvectorscan-dev libsystemd-dev            # kernel-log prefilter, the journal
+  systemd-journal-remote                       # tests: writes real journal files
+  clang libclang-rt-14-dev                     # libFuzzer targets
   clang-format python3                         # format check, e2e test driver
 )
 missing=()

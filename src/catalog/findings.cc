@@ -62,6 +62,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"clocks.throttled",             "a GPU's clocks are throttled",                               85, false},
       {"ecc.uncorrectable",            "uncorrectable ECC errors",                                   86, false},
       {"ecc.rows-pending",             "row remapping pending",                                      87, false},
+      {"kernel-log.unreadable",        "the kernel log cannot be read",                              90, false},
       {"xid.NN",                       "a decoded Xid event",                                        88, false},
       {"advice.device-order",          "what CUDA_DEVICE_ORDER=PCI_BUS_ID does here",                95, false},
       {"advice.nvml-based-check",      "what PYTORCH_NVML_BASED_CUDA_CHECK=1 does here",             96, false},

@@ -22,6 +22,10 @@ struct Config {
   // every GPU's memory plus host memory (unified addressing); below this many
   // bytes over that sum an RLIMIT_AS is suspicious even before a failure.
   uint64_t address_space_headroom_bytes = 8ULL << 30;
+  // Kernel-log events whose last occurrence is older than this many seconds
+  // no longer fail a node: an Xid handled hours ago must not keep a healthy
+  // node drained forever. 2 h, as the Azure HPC node health checks use.
+  double kernel_log_window_s = 2 * 3600;
 };
 
 using CheckFn = std::vector<Finding> (*)(const Snapshot&, const Config&);
@@ -31,6 +35,10 @@ struct CheckEntry {
   const char* description;       // one line, for --list-checks and the docs
   std::vector<std::string> ids;  // finding ids it may emit
   CheckFn fn;
+  // Snapshot sources the check reads ("driver", "pci", "nvml", "cuda",
+  // "kernel-log", ...; the probe names). When one of them is in
+  // Snapshot::unobserved (explain), the check is not run.
+  std::vector<std::string> needs = {};
 };
 
 // The one registry table, in a stable order.

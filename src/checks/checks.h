@@ -43,6 +43,13 @@ GD_CHECK(check_persistence);      // persistence-mode.off
 GD_CHECK(
     check_folk_remedies);  // advice.device-order, advice.nvml-based-check, advice.visible-devices
 
+// the kernel log
+GD_CHECK(check_kernel_log);      // kernel-log.unreadable
+GD_CHECK(check_xid);             // xid.NN
+GD_CHECK(check_fallen_off_bus);  // gpu.fallen-off-bus
+GD_CHECK(check_reset_required);  // gpu.reset-required
+GD_CHECK(check_pcie_errors);     // pcie.errors
+
 #undef GD_CHECK
 
 }  // namespace gd

@@ -35,6 +35,11 @@ const std::vector<CheckEntry>& all_checks() {
     {"gpu-count", "every GPU on the PCI bus is usable by NVML and CUDA", {"gpu.missing"}, check_gpu_missing},
     {"device-order", "CUDA's default order matches nvidia-smi's", {"device-order.mismatch"}, check_device_order},
     {"persistence-mode", "persistence mode is on", {"persistence-mode.off"}, check_persistence},
+    {"kernel-log", "the kernel log can be read", {"kernel-log.unreadable"}, check_kernel_log},
+    {"xid", "no Xid error in the kernel log's window", {"xid.NN"}, check_xid},
+    {"fallen-off-bus", "no GPU has fallen off the bus", {"gpu.fallen-off-bus"}, check_fallen_off_bus},
+    {"reset-required", "no GPU needs a reset", {"gpu.reset-required"}, check_reset_required},
+    {"pcie-errors", "no PCIe AER errors on a GPU's link", {"pcie.errors"}, check_pcie_errors},
     {"folk-remedies", "what the usual environment fixes really do here", {"advice.device-order", "advice.nvml-based-check", "advice.visible-devices"}, check_folk_remedies},
   };
   // clang-format on

@@ -43,6 +43,24 @@ struct SnapshotArgs {
 void setup_snapshot(CLI::App* app, SnapshotArgs* args);
 int run_snapshot(const SnapshotArgs& args);
 
+struct LogsArgs {
+  std::string root = "/";  // --root
+  std::string file;        // --file FILE ("-" = stdin)
+  std::string since;       // --since DURATION ("2h", "30m", "1d"); "" = everything
+  bool follow = false;
+  bool json = false;
+};
+void setup_logs(CLI::App* app, LogsArgs* args);
+int run_logs(const LogsArgs& args);
+
+struct ExplainArgs {
+  std::string input = "-";  // FILE or "-" (stdin)
+  bool json = false;
+  bool verbose = false;
+};
+void setup_explain(CLI::App* app, ExplainArgs* args);
+int run_explain(const ExplainArgs& args);
+
 // The hidden probe-child mode: `gpudoctor __probe-nvml|__probe-cuda ...`.
 bool is_probe_child(int argc, char** argv);
 int run_probe_child(int argc, char** argv);

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
 
   gd::CheckArgs check;
   gd::SnapshotArgs snapshot;
+  gd::LogsArgs logs;
+  gd::ExplainArgs explain;
   // The table of subcommands.
   struct Command {
     const char* name;
@@ -32,6 +34,11 @@ int main(int argc, char** argv) {
       {"snapshot", "Record this machine as a gpudoctor.snapshot/v1 JSON file",
        [&](CLI::App* a) { gd::setup_snapshot(a, &snapshot); },
        [&] { return gd::run_snapshot(snapshot); }},
+      {"logs", "Decode NVIDIA events (Xid, NVRM, AER, SXid) in the kernel log",
+       [&](CLI::App* a) { gd::setup_logs(a, &logs); }, [&] { return gd::run_logs(logs); }},
+      {"explain", "Name the likely causes behind pasted error output or logs",
+       [&](CLI::App* a) { gd::setup_explain(a, &explain); },
+       [&] { return gd::run_explain(explain); }},
   };
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const Command& c : kCommands) {

@@ -256,6 +256,62 @@ struct CudaInfo {
   std::vector<CudaRun> runs;  // "user" first; "clean" only when "user" failed
 };
 
+// --- kernel log -----------------------------------------------------------------
+
+// One NVIDIA-related kernel event, decoded. Repeats (same kind, type, code
+// and GPU) are folded into one event with a count and first/last times.
+struct KernelEvent {
+  // "xid", "sxid", "nvrm", "aer", "uvm", "fabric-manager", "nouveau",
+  // "module-signature"
+  std::string kind;
+  // What within the kind: for "nvrm" "api-mismatch", "rm-init-failed",
+  // "fallen-off-bus", "probe-failed", "not-supported", ...; for "aer" the
+  // severity ("corrected", "uncorrected-nonfatal", "uncorrected-fatal").
+  std::string type;
+  int code = 0;         // Xid / SXid number; 0 when the kind has none
+  std::string gpu;      // PCI address "0000:17:00.0"; "" when the line names none
+  int pid = 0;          // Xid "pid=" when printed
+  std::string process;  // Xid "name=" when printed
+  std::string message;  // the event's own text (Xid message, NVRM sentence)
+  std::string line;     // the last occurrence as read, for evidence
+  int count = 1;
+  std::string first;  // time as the log printed it ("[  12.345678]", "Dec  2 10:00:01")
+  std::string last;
+  // Seconds between the last occurrence and the log's reference time (the
+  // moment it was read; for a file, its newest line). nullopt: no time known.
+  std::optional<double> age_s;
+};
+
+// The kernel log probe: /dev/kmsg, then the systemd journal, then
+// /var/log/kern.log; explain fills it from pasted lines.
+struct KernelLogInfo {
+  bool attempted = false;
+  std::string source;  // "/dev/kmsg", "journal", "/var/log/kern.log", a file, "text"
+  // Why a better source could not be read, with the reason ("/dev/kmsg:
+  // Operation not permitted (kernel.dmesg_restrict = 1 and no CAP_SYSLOG)").
+  // Set even when a fallback was read.
+  std::string unreadable;
+  int dmesg_restrict = -1;          // /proc/sys/kernel/dmesg_restrict; -1 unknown
+  uint64_t bytes = 0;               // bytes of log text scanned
+  std::vector<KernelEvent> events;  // folded, in order of first occurrence
+  // "NVRM: GPU at PCI:0000:17:00: GPU-..." banners: PCI address -> UUID.
+  std::map<std::string, std::string> gpu_uuids;
+};
+
+// --- what a program reported -------------------------------------------------------
+
+// An error line a program printed, as `explain` read it from pasted text:
+// the codes go into the cuda/nvml fields, the line stays here as evidence.
+struct ReportedError {
+  // "cuda-runtime", "cuda-driver", "nvml", "fork-after-init",
+  // "container-runtime", "nccl", ...
+  std::string kind;
+  int code = -1;     // the error number where the text has one
+  std::string text;  // what the program said ("out of memory", "unsatisfied condition: cuda>=12.4")
+  std::string line;  // the whole line as pasted
+  int line_no = 0;   // 1-based line in the pasted text
+};
+
 // --- the snapshot -------------------------------------------------------------
 
 struct Snapshot {
@@ -276,7 +332,13 @@ struct Snapshot {
   std::vector<ProcessInfo> processes;  // NVIDIA-related processes only
   NvmlInfo nvml;
   CudaInfo cuda;
+  KernelLogInfo kernel_log;
+  std::vector<ReportedError> reported;  // explain: error lines from pasted text
   std::vector<ProbeRecord> probes;
+  // Sources this snapshot did not observe ("driver", "nvml", ...): explain
+  // sees only what the text shows. A check whose inputs are unobserved is
+  // not run. Empty for a machine probed live.
+  std::vector<std::string> unobserved;
 };
 
 }  // namespace gd

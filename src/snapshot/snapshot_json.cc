@@ -112,8 +112,12 @@ GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_e
         cudart_loaded, cudart_error, cudart_runtime_version, cudart_rc, cudart_device_count,
         child_error, duration_ms)
 GD_JSON(CudaInfo, attempted, runs)
+GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, first, last, age_s)
+GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, gpu_uuids)
+GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
-        pci, devnodes, container, services, processes, nvml, cuda, probes)
+        pci, devnodes, container, services, processes, nvml, cuda, kernel_log, reported, probes,
+        unobserved)
 
 #undef GD_JSON
 

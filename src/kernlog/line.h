@@ -1,0 +1,35 @@
+// One kernel-log line in any of the forms people have: the time prefix is
+// parsed and stripped, leaving the kernel message.
+//
+//   dmesg          [  12.345678] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15 ...
+//   dmesg -T       [Wed Dec  2 10:00:01 2026] NVRM: Xid (PCI:0000:17:00): 79, ...
+//   dmesg -x       kern  :warn  : [  12.345678] NVRM: ...
+//   syslog         Dec  2 10:00:01 node7 kernel: [  12.345678] NVRM: ...
+//   journal        Dec 02 10:00:01 node7 kernel: NVRM: ...
+//   ISO syslog     2026-12-02T10:00:01.123456+00:00 node7 kernel: NVRM: ...
+//   kmsg record    4,1201,88123456,-;NVRM: ...
+//   bare           NVRM: Xid (PCI:0000:17:00): 79, ...
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gd {
+
+enum class LineForm { kBare, kDmesg, kDmesgHuman, kSyslog, kIsoSyslog, kKmsg };
+
+struct LogLine {
+  LineForm form = LineForm::kBare;
+  std::string_view message;       // the kernel message, every prefix stripped
+  std::string_view stamp;         // the time as printed ("" when none)
+  std::optional<double> boot_s;   // seconds since boot, when the line has it
+  std::optional<int64_t> unix_s;  // wall clock (UTC seconds), when the line has it
+  std::string_view ident;         // syslog/journal identifier ("kernel", "nv-fabricmanager")
+};
+
+// Never fails: a line with no recognised prefix is kBare with the whole
+// line as message. year: for syslog stamps, which print none.
+LogLine parse_log_line(std::string_view line, int year);
+
+}  // namespace gd
