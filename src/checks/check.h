@@ -26,6 +26,9 @@ struct Config {
   // no longer fail a node: an Xid handled hours ago must not keep a healthy
   // node drained forever. 2 h, as the Azure HPC node health checks use.
   double kernel_log_window_s = 2 * 3600;
+  // pcie.errors: this many corrected AER errors on one link within the
+  // window are a warning (a poor link), fewer are info.
+  int pcie_corrected_warn_count = 10;
 };
 
 using CheckFn = std::vector<Finding> (*)(const Snapshot&, const Config&);

@@ -1,11 +1,37 @@
-// kernel-log.unreadable: (being written)
+// kernel-log.unreadable: the checks that read the kernel log (Xid, fallen
+// off the bus, AER) are only as good as the log. /dev/kmsg needs CAP_SYSLOG
+// when kernel.dmesg_restrict = 1 (the default on Ubuntu and Debian), so a
+// user run often falls back to the journal or sees nothing.
 #include "checks/checks.h"
+#include "checks/kernel_events.h"
 #include "checks/util.h"
 
 namespace gd {
 
-std::vector<Finding> check_kernel_log(const Snapshot&, const Config&) {
-  return not_applicable("kernel-log.unreadable", "not written yet");
+std::vector<Finding> check_kernel_log(const Snapshot& s, const Config&) {
+  constexpr const char* kId = "kernel-log.unreadable";
+  const KernelLogInfo& k = s.kernel_log;
+  if (!k.attempted) return not_applicable(kId, "The kernel log was not read.");
+  if (k.unreadable.empty()) {
+    return all_ok(kId,
+                  "Read the kernel log from " + k.source + " (" + format_bytes(k.bytes) + ").");
+  }
+  bool fallback = !k.source.empty();
+  Finding f = make_finding(
+      kId, Severity::kInfo,
+      fallback
+          ? "The kernel log could not be read from its first source; read " + k.source + " instead."
+          : "The kernel log cannot be read: Xid, GPU-lost and PCIe error checks are blind.");
+  f.evidence.push_back(k.unreadable);
+  if (k.dmesg_restrict >= 0) {
+    f.evidence.push_back("kernel.dmesg_restrict = " + std::to_string(k.dmesg_restrict));
+  }
+  f.remedy = {"Run as root or with CAP_SYSLOG: sudo gpudoctor check",
+              "Or let users read the kernel log: sudo sysctl kernel.dmesg_restrict=0 (persist it "
+              "in /etc/sysctl.d/)",
+              "In a container the log is the host's: run gpudoctor on the host, or grant the "
+              "container CAP_SYSLOG"};
+  return {f};
 }
 
 }  // namespace gd

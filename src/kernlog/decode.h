@@ -3,39 +3,50 @@
 // fabric manager, nouveau and module-signature rejections.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "snapshot/snapshot.h"
 
 namespace gd {
 
-// "0000:17:00" or "0000:17:00.0" or "PCI:0000:17:00" -> "0000:17:00.0";
-// "" when s is not a PCI address.
+// "0000:17:00", "0000:17:00.0", "PCI:0000:17:00", "00000000:17:00.0" (the
+// nvidia-smi form) -> "0000:17:00.0"; "" when s is not a PCI address.
 std::string normalize_pci_address(std::string_view s);
 
-// Multi-line NVRM messages (API mismatch, "fallen off the bus and is not
-// responding", "not supported by the NVIDIA driver release") come as several
-// lines; the decoder joins them. Feed it messages in order.
+// When a line was logged, as far as the line says.
+struct Occurrence {
+  std::string stamp;  // as printed; "" when the line has none
+  std::optional<double> boot_s;
+  std::optional<int64_t> unix_s;
+};
+
+struct DecodedEvent {
+  KernelEvent event;  // count 1; first/last/age unset
+  Occurrence when;
+};
+
+// Several kernel messages span lines (API mismatch, "installed in this system
+// has fallen off the bus", AER with its detail lines); the decoder joins
+// them, so feed it messages in log order.
 class KernelMessageDecoder {
  public:
-  // Decodes one message (prefixes stripped). Returns an event when the
-  // message starts or is one; a continuation line completes the previous
-  // event in place and returns nullopt (pending() then holds it).
-  std::optional<KernelEvent> decode(std::string_view message);
+  // Decodes one message (time prefixes stripped); appends the events it
+  // completes to out. raw is the whole line, kept as evidence.
+  void feed(std::string_view message, const Occurrence& when, std::string_view raw,
+            std::vector<DecodedEvent>* out);
+  // Completes an event still collecting continuation lines.
+  void flush(std::vector<DecodedEvent>* out);
 
-  // "NVRM: GPU at PCI:0000:17:00: GPU-..." banners seen so far.
+  // "NVRM: GPU at PCI:0000:17:00: GPU-..." banners seen so far: PCI -> UUID.
   const std::map<std::string, std::string>& gpu_uuids() const { return uuids_; }
 
-  // Set when the last decode() continued a multi-line event: the caller's
-  // copy of that event should take this message (and gpu) instead.
-  const std::optional<KernelEvent>& amended() const { return amended_; }
-
  private:
-  std::optional<KernelEvent> open_;  // a multi-line event still collecting lines
-  std::optional<KernelEvent> amended_;
+  std::optional<DecodedEvent> open_;  // a multi-line event still collecting lines
   std::map<std::string, std::string> uuids_;
 };
 

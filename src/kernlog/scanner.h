@@ -43,10 +43,11 @@ class KernelLogScanner {
 
   // The folded events. max_age_s: drop occurrences older than this (events
   // with no time are kept). Ages are against ref.
-  KernelLogInfo finish(const ScanReference& ref, std::optional<double> max_age_s = {}) const;
+  KernelLogInfo finish(const ScanReference& ref, std::optional<double> max_age_s = {});
+
+  struct Impl;  // opaque state (public so the scan callback can reach it)
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,83 @@
+#include "checks/kernel_events.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "checks/driver_helpers.h"
+#include "checks/util.h"
+
+namespace gd {
+
+bool kernel_log_read(const Snapshot& s) {
+  return s.kernel_log.attempted && !s.kernel_log.source.empty();
+}
+
+bool in_window(const KernelEvent& e, const Config& c) {
+  return !e.age_s || *e.age_s <= c.kernel_log_window_s;
+}
+
+std::string format_age(double seconds) {
+  char buf[32];
+  if (seconds < 90) {
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  } else if (seconds < 90 * 60) {
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  } else if (seconds < 48 * 3600) {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f d", seconds / 86400);
+  }
+  return buf;
+}
+
+GpuIdentity gpu_identity(const Snapshot& s, const std::string& bdf) {
+  GpuIdentity id;
+  std::vector<const PciDevice*> gpus = pci_gpus(s);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (gpus[i]->bdf != bdf) continue;
+    id.index = static_cast<int>(i);  // nvidia-smi numbers GPUs in PCI order
+    id.name = gpu_name(s, *gpus[i]);
+    id.uuid = gpus[i]->proc_uuid;
+  }
+  for (const NvmlGpu& g : s.nvml.gpus) {
+    if (!g.pci_bus_id.ok() || g.pci_bus_id.value != bdf) continue;
+    if (id.index < 0) id.index = static_cast<int>(g.index);
+    if (id.name.empty() && g.name.ok()) id.name = g.name.value;
+    if (id.uuid.empty() && g.uuid.ok()) id.uuid = g.uuid.value;
+  }
+  if (id.uuid.empty()) {
+    auto it = s.kernel_log.gpu_uuids.find(bdf);
+    if (it != s.kernel_log.gpu_uuids.end()) id.uuid = it->second;
+  }
+  return id;
+}
+
+std::string gpu_title(const Snapshot& s, const std::string& bdf) {
+  if (bdf.empty()) return "(no GPU named)";
+  GpuIdentity id = gpu_identity(s, bdf);
+  if (id.index < 0 && id.name.empty()) return bdf;
+  std::string out = id.index >= 0 ? "GPU " + std::to_string(id.index) + " (" + bdf : "(" + bdf;
+  if (!id.name.empty()) out += ", " + id.name;
+  return out + ")";
+}
+
+std::string event_evidence(const Snapshot& s, const KernelEvent& e) {
+  std::string out = gpu_title(s, e.gpu) + ": ";
+  if (e.count > 1) {
+    out += std::to_string(e.count) + " times, first " + e.first + ", last " + e.last;
+  } else {
+    out += e.last.empty() ? "once" : "at " + e.last;
+  }
+  if (e.age_s) out += " (" + format_age(*e.age_s) + " ago)";
+  return out + ": " + e.line;
+}
+
+std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind) {
+  std::vector<const KernelEvent*> out;
+  for (const KernelEvent& e : s.kernel_log.events) {
+    if (e.kind == kind) out.push_back(&e);
+  }
+  return out;
+}
+
+}  // namespace gd

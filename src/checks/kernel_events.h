@@ -1,0 +1,39 @@
+// Helpers for the checks that read the kernel log (xid, fallen-off-bus,
+// reset-required, pcie-errors, module-load) and for `gpudoctor logs`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checks/check.h"
+
+namespace gd {
+
+// The kernel log was read (from some source) and can speak for the node.
+bool kernel_log_read(const Snapshot& s);
+
+// Last seen within the window, or at an unknown time (a pasted line): such
+// an event still counts.
+bool in_window(const KernelEvent& e, const Config& c);
+
+// "12 s", "14 min", "3.5 h", "2.0 d".
+std::string format_age(double seconds);
+
+struct GpuIdentity {
+  int index = -1;    // nvidia-smi's index (PCI order); -1 unknown
+  std::string name;  // "NVIDIA GeForce RTX 4090"; "" unknown
+  std::string uuid;  // "GPU-..."; "" unknown
+};
+// What the snapshot knows of the GPU at a PCI address: sysfs, the driver's
+// /proc files, NVML, and the kernel log's own "GPU at PCI:" banners.
+GpuIdentity gpu_identity(const Snapshot& s, const std::string& bdf);
+// "GPU 1 (0000:41:00.0, NVIDIA GeForce RTX 4090)" or "0000:41:00.0".
+std::string gpu_title(const Snapshot& s, const std::string& bdf);
+
+// One evidence line: who, how often, when, and the log line itself.
+std::string event_evidence(const Snapshot& s, const KernelEvent& e);
+
+// The kernel log's events of one kind, optionally only in the window.
+std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind);
+
+}  // namespace gd

@@ -1,0 +1,340 @@
+#include "kernlog/decode.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "catalog/nvrm.h"
+
+namespace gd {
+
+namespace {
+
+constexpr size_t kMaxMessage = 600;  // a joined multi-line message is cut here
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Up to max hex digits at s[*i]; the count read.
+int read_hex(std::string_view s, size_t* i, int max, unsigned* out) {
+  unsigned v = 0;
+  int n = 0;
+  while (*i < s.size() && n < max && hex_digit(s[*i]) >= 0) {
+    v = v * 16 + static_cast<unsigned>(hex_digit(s[*i]));
+    ++*i;
+    ++n;
+  }
+  *out = v;
+  return n;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// The length of a PCI address at s[0] ("0000:17:00" or "0000:17:00.0"), 0 if none.
+size_t pci_address_length(std::string_view s) {
+  size_t i = 0;
+  unsigned v;
+  int dom = read_hex(s, &i, 8, &v);
+  if (dom < 4 || i >= s.size() || s[i] != ':') return 0;
+  ++i;
+  if (read_hex(s, &i, 2, &v) != 2 || i >= s.size() || s[i] != ':') return 0;
+  ++i;
+  if (read_hex(s, &i, 2, &v) != 2) return 0;
+  if (i + 1 < s.size() && s[i] == '.' && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 1]) < 8) {
+    i += 2;
+  }
+  return i;
+}
+
+// The first PCI address anywhere in s, normalized; "" when none.
+std::string find_pci_address(std::string_view s) {
+  for (size_t i = 0; i + 10 <= s.size(); ++i) {
+    if (s[i + 4] != ':' && (i + 8 >= s.size() || s[i + 8] != ':')) continue;
+    if (i > 0 && hex_digit(s[i - 1]) >= 0) continue;
+    if (size_t n = pci_address_length(s.substr(i))) return normalize_pci_address(s.substr(i, n));
+  }
+  return "";
+}
+
+int parse_int(std::string_view s) {
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() ? v : -1;
+}
+
+void cut(std::string* s) {
+  if (s->size() > kMaxMessage) s->resize(kMaxMessage);
+}
+
+KernelEvent make_event(const char* kind, std::string_view type, std::string_view raw) {
+  KernelEvent e;
+  e.kind = kind;
+  e.type = std::string(type);
+  e.line = std::string(raw.substr(0, kMaxMessage));
+  return e;
+}
+
+// NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
+// NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting ...
+// NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). RST: No
+// NVRM: Xid (PCI:0000:06:00): 120, GSP task exception: store access page fault (cause:0xf) ...
+// NVRM: Xid (0000:03:00): 14, Channel 00000001                      (drivers before R515)
+std::optional<KernelEvent> parse_xid(std::string_view t, std::string_view raw) {
+  // t starts after "Xid ("
+  if (starts_with(t, "PCI:")) t.remove_prefix(4);
+  size_t n = pci_address_length(t);
+  if (n == 0) return std::nullopt;
+  KernelEvent e = make_event("xid", "", raw);
+  e.gpu = normalize_pci_address(t.substr(0, n));
+  size_t close = t.find("): ", n);
+  if (close == std::string_view::npos || close > n + 32) return std::nullopt;
+  std::string_view rest = t.substr(close + 3);
+  size_t comma = rest.find(',');
+  e.code = parse_int(trim(rest.substr(0, comma)));
+  if (e.code < 0 || e.code > 100000) return std::nullopt;
+  rest = comma == std::string_view::npos ? std::string_view() : trim(rest.substr(comma + 1));
+  if (starts_with(rest, "pid=")) {
+    size_t end = rest.find(',');
+    std::string_view pid = rest.substr(4, end == std::string_view::npos ? rest.npos : end - 4);
+    e.pid = std::max(0, parse_int(pid));
+    rest = end == std::string_view::npos ? std::string_view() : trim(rest.substr(end + 1));
+    if (starts_with(rest, "name=")) {
+      size_t end2 = rest.find(", ");
+      std::string_view name = rest.substr(5, end2 == std::string_view::npos ? rest.npos : end2 - 5);
+      if (name != "<unknown>") e.process = std::string(trim(name));
+      rest = end2 == std::string_view::npos ? std::string_view() : trim(rest.substr(end2 + 2));
+    }
+  }
+  e.message = std::string(rest.substr(0, kMaxMessage));
+  return e;
+}
+
+// nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error
+std::optional<KernelEvent> parse_sxid(std::string_view t, std::string_view raw) {
+  if (starts_with(t, "PCI:")) t.remove_prefix(4);
+  size_t n = pci_address_length(t);
+  if (n == 0 || t.substr(n, 3) != "): ") return std::nullopt;
+  KernelEvent e = make_event("sxid", "", raw);
+  e.gpu = normalize_pci_address(t.substr(0, n));
+  std::string_view rest = t.substr(n + 3);
+  size_t comma = rest.find(',');
+  e.code = parse_int(trim(rest.substr(0, comma)));
+  if (e.code < 0) return std::nullopt;
+  rest = comma == std::string_view::npos ? std::string_view() : trim(rest.substr(comma + 1));
+  size_t comma2 = rest.find(',');
+  std::string_view sev = trim(rest.substr(0, comma2));
+  e.type = starts_with(sev, "Fatal") ? "fatal" : starts_with(sev, "Non-fatal") ? "non-fatal" : "";
+  if (!e.type.empty()) {
+    rest = comma2 == std::string_view::npos ? std::string_view() : trim(rest.substr(comma2 + 1));
+  }
+  e.message = std::string(rest.substr(0, kMaxMessage));
+  return e;
+}
+
+const char* aer_severity(std::string_view t) {
+  if (t.find("Uncorrected (Fatal)") != std::string_view::npos ||
+      t.find("Uncorrectable (Fatal)") != std::string_view::npos) {
+    return "uncorrected-fatal";
+  }
+  if (t.find("Uncorrected (Non-Fatal)") != std::string_view::npos ||
+      t.find("Uncorrectable (Non-Fatal)") != std::string_view::npos) {
+    return "uncorrected-nonfatal";
+  }
+  return "corrected";
+}
+
+// The device a "<driver> <address>: ..." line is about ("nvidia 0000:01:00.0: ...").
+std::string line_device(std::string_view t) {
+  size_t sp = t.find(' ');
+  if (sp == std::string_view::npos || sp > 32) return "";
+  std::string_view a = t.substr(sp + 1);
+  size_t n = pci_address_length(a);
+  return n ? normalize_pci_address(a.substr(0, n)) : "";
+}
+
+// NVRM continuation lines start lower-case or with one of these (the
+// driver's multi-line messages, open-gpu-kernel-modules osapi.c and nv.c).
+bool is_nvrm_continuation(std::string_view body) {
+  if (body.empty()) return false;
+  char c = body[0];
+  if ((c >= 'a' && c <= 'z') || c == '(') return true;
+  for (std::string_view p : {"NVIDIA ", "Please", "This can", "Try ", "Make sure", "See "}) {
+    if (starts_with(body, p)) return true;
+  }
+  return false;
+}
+
+// Messages the driver spreads over several lines: their first line.
+bool opens_multiline(std::string_view body) {
+  return starts_with(body, "API mismatch") || starts_with(body, "The NVIDIA GPU ") ||
+         starts_with(body, "The NVIDIA probe routine");
+}
+
+void classify(KernelEvent* e, std::string_view text) {
+  if (const LogPattern* p = match_log_pattern(text)) {
+    e->kind = p->kind;
+    e->type = p->type;
+  }
+}
+
+}  // namespace
+
+std::string normalize_pci_address(std::string_view s) {
+  if (starts_with(s, "PCI:")) s.remove_prefix(4);
+  size_t i = 0;
+  unsigned dom, bus, dev, fn = 0;
+  int nd = read_hex(s, &i, 8, &dom);
+  if (nd < 4 || i >= s.size() || s[i++] != ':') return "";
+  if (read_hex(s, &i, 2, &bus) != 2 || i >= s.size() || s[i++] != ':') return "";
+  if (read_hex(s, &i, 2, &dev) != 2) return "";
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (read_hex(s, &i, 1, &fn) != 1 || fn > 7) return "";
+  }
+  if (i != s.size() || dev > 0x1f) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+  return buf;
+}
+
+void KernelMessageDecoder::flush(std::vector<DecodedEvent>* out) {
+  if (open_ && !open_->event.type.empty()) out->push_back(std::move(*open_));
+  open_.reset();
+}
+
+void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when,
+                                std::string_view raw, std::vector<DecodedEvent>* out) {
+  std::string_view t = trim(message);
+  if (size_t nvrm = t.find("NVRM: "); nvrm != std::string_view::npos && nvrm > 0) {
+    t.remove_prefix(nvrm);  // "kernel: NVRM: ...", pasted with a prefix we do not know
+  }
+  auto emit = [&](KernelEvent e) {
+    flush(out);
+    out->push_back({std::move(e), when});
+  };
+
+  if (starts_with(t, "NVRM: ")) {
+    std::string_view body = trim(t.substr(6));
+    if (starts_with(body, "Xid (")) {
+      if (auto e = parse_xid(body.substr(5), raw)) emit(std::move(*e));
+      return;
+    }
+    // NVRM: GPU at PCI:0000:17:00: GPU-3b2a6c52-2d2e-4c5e-8d4f-1a2b3c4d5e6f
+    if (starts_with(body, "GPU at PCI:")) {
+      std::string_view a = body.substr(11);
+      size_t n = pci_address_length(a);
+      size_t uuid = body.find("GPU-", 11);
+      if (n > 0 && uuid != std::string_view::npos) {
+        uuids_[normalize_pci_address(a.substr(0, n))] = std::string(trim(body.substr(uuid)));
+      }
+      return;
+    }
+    if (open_ && open_->event.kind == "nvrm" && is_nvrm_continuation(body)) {
+      KernelEvent& e = open_->event;
+      e.message += " ";
+      e.message += body;
+      cut(&e.message);
+      classify(&e, "NVRM: " + e.message);
+      return;
+    }
+    KernelEvent e = make_event("nvrm", "", raw);
+    e.message = std::string(body.substr(0, kMaxMessage));
+    e.gpu = find_pci_address(body);
+    classify(&e, t);
+    if (opens_multiline(body)) {
+      flush(out);
+      open_ = DecodedEvent{std::move(e), when};
+      return;
+    }
+    if (!e.type.empty()) emit(std::move(e));
+    return;
+  }
+
+  // nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress ...
+  if (size_t sx = t.find(": SXid ("); sx != std::string_view::npos && sx < 32) {
+    if (auto e = parse_sxid(t.substr(sx + 8), raw)) emit(std::move(*e));
+    return;
+  }
+
+  // pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0
+  // pcieport 0000:00:01.0: AER: Multiple Uncorrected (Fatal) error received: 0000:01:00.0
+  // pcieport 0000:00:01.0: AER: Correctable error message received from 0000:01:00.0
+  if (size_t aer = t.find("AER: "); aer != std::string_view::npos && aer < 48) {
+    std::string_view s = t.substr(aer + 5);
+    size_t from = s.find("received: ");
+    size_t skip = 10;
+    if (from == std::string_view::npos) {
+      from = s.find("received from ");
+      skip = 14;
+    }
+    if (from != std::string_view::npos) {
+      KernelEvent e = make_event("aer", aer_severity(s), raw);
+      std::string_view src = trim(s.substr(from + skip));
+      size_t n = pci_address_length(src);
+      e.gpu = n ? normalize_pci_address(src.substr(0, n)) : line_device(t);
+      e.message = std::string(s.substr(0, kMaxMessage));
+      flush(out);
+      open_ = DecodedEvent{std::move(e), when};
+      return;
+    }
+  }
+  // nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)
+  // nvidia 0000:01:00.0:   device [10de:2684] error status/mask=00000001/0000e000
+  // nvidia 0000:01:00.0:    [ 0] RxErr                  (First)
+  if (size_t be = t.find("Bus Error: severity="); be != std::string_view::npos && be < 64) {
+    std::string dev = line_device(t);
+    std::string_view text = t.substr(be >= 5 && t.substr(be - 5, 5) == "PCIe " ? be - 5 : be);
+    if (open_ && open_->event.kind == "aer" && (open_->event.gpu == dev || dev.empty())) {
+      open_->event.type = aer_severity(text);
+      open_->event.message = std::string(text.substr(0, kMaxMessage));
+      open_->event.line = std::string(raw.substr(0, kMaxMessage));
+      return;
+    }
+    KernelEvent e = make_event("aer", aer_severity(text), raw);
+    e.gpu = dev;
+    e.message = std::string(text.substr(0, kMaxMessage));
+    flush(out);
+    open_ = DecodedEvent{std::move(e), when};
+    return;
+  }
+  if (open_ && open_->event.kind == "aer") {
+    std::string dev = line_device(t);
+    size_t colon = t.find(": ");
+    std::string_view detail = colon == std::string_view::npos ? "" : trim(t.substr(colon + 2));
+    if (!dev.empty() && !detail.empty() && detail[0] == '[') {
+      // "[ 0] RxErr  (First)": the error's name.
+      size_t close = detail.find(']');
+      std::string_view name = close == std::string_view::npos ? "" : trim(detail.substr(close + 1));
+      name = name.substr(0, name.find(' '));
+      if (!name.empty()) {
+        open_->event.message += " ";
+        open_->event.message += name;
+        cut(&open_->event.message);
+      }
+      return;
+    }
+    if (!dev.empty() && starts_with(detail, "device [")) return;
+  }
+
+  // Everything else: the pattern table (uvm, nouveau, module signing, fabric manager, ...).
+  if (const LogPattern* p = match_log_pattern(t)) {
+    KernelEvent e = make_event(p->kind, p->type, raw);
+    e.message = std::string(t.substr(0, kMaxMessage));
+    e.gpu = find_pci_address(t);
+    emit(std::move(e));
+  }
+}
+
+}  // namespace gd
