@@ -9,6 +9,7 @@
 #include "report/render.h"
 #include "report/report.h"
 #include "snapshot/snapshot_json.h"
+#include "util/duration.h"
 
 namespace gd {
 namespace {
@@ -44,6 +45,9 @@ void setup_check(CLI::App* app, CheckArgs* args) {
   app->add_option("--skip", args->skip, "Skip these checks, finding ids or areas")
       ->option_text("IDS")
       ->delimiter(',');
+  app->add_option("--log-window", args->log_window,
+                  "Kernel-log events older than this no longer fail the node (default 2h)")
+      ->option_text("DURATION");
   add_probe_options(app, &args->probe);
 }
 
@@ -54,6 +58,13 @@ int run_check(const CheckArgs& args) {
     print_error(checks.error());
     return kExitUsage;
   }
+  Config config;
+  auto window = parse_duration(args.log_window);
+  if (!window.ok()) {
+    print_error(window.error());
+    return kExitUsage;
+  }
+  config.kernel_log_window_s = *window;
   Snapshot snapshot;
   if (!args.from.empty()) {
     auto loaded = snapshot_from_file(args.from);
@@ -67,7 +78,7 @@ int run_check(const CheckArgs& args) {
     opt.self_exe = self_exe_path();
     snapshot = collect_snapshot(opt);
   }
-  Report report = run_checks(snapshot, Config{}, *checks, args.only, args.skip);
+  Report report = run_checks(snapshot, config, *checks, args.only, args.skip);
   std::string out = args.json ? render_json(report) : render_text(report, {args.verbose});
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_code_for(report.verdict);

@@ -32,6 +32,7 @@ struct CheckArgs {
   bool verbose = false;
   std::vector<std::string> only;
   std::vector<std::string> skip;
+  std::string log_window = "2h";  // --log-window: kernel-log events older than this are history
 };
 void setup_check(CLI::App* app, CheckArgs* args);
 int run_check(const CheckArgs& args);

@@ -1,9 +1,104 @@
-// gpudoctor logs (being written)
+// gpudoctor logs: the NVIDIA-related events of the kernel log, decoded and
+// folded; --follow streams new ones.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "probe/kernel_log.h"
+#include "report/events.h"
+#include "util/duration.h"
 
 namespace gd {
 
-void setup_logs(CLI::App*, LogsArgs*) {}
-int run_logs(const LogsArgs&) { return kExitInternal; }
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+void print(const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+// The GPUs of this machine (sysfs and /proc/driver/nvidia, no NVML) to put
+// index, name and UUID next to a PCI address. Not for a --file, which may
+// come from another machine.
+void probe_identity(const std::string& root, Snapshot* s) {
+  ProbeOptions opt;
+  opt.root = root;
+  probe_driver(opt, s);
+  probe_pci(opt, s);
+}
+
+}  // namespace
+
+void setup_logs(CLI::App* app, LogsArgs* args) {
+  app->add_option("--since", args->since, "Only events in the last DURATION (90s, 30m, 2h, 1d)")
+      ->option_text("DURATION");
+  app->add_option("--file", args->file,
+                  "Read this log instead (dmesg, dmesg -T, journal, syslog or kmsg form; - for "
+                  "stdin)")
+      ->option_text("FILE");
+  app->add_flag("-f,--follow", args->follow, "Keep printing new events as they are logged");
+  app->add_flag("--json", args->json,
+                "Print {\"events\": [...]} (with --follow: one JSON object per line)");
+  app->add_option("--root", args->root, "Read /dev, /proc, /sys and /var/log under DIR")
+      ->option_text("DIR")
+      ->check(CLI::ExistingDirectory);
+}
+
+int run_logs(const LogsArgs& args) {
+  KernelLogOptions opt;
+  opt.root = args.root;
+  opt.file = args.file;
+  if (!args.since.empty()) {
+    auto since = parse_duration(args.since);
+    if (!since.ok()) {
+      print_error(since.error());
+      return kExitUsage;
+    }
+    opt.max_age_s = *since;
+  }
+  Snapshot s;
+  if (args.file.empty()) probe_identity(args.root, &s);
+
+  if (args.follow) {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    auto followed = follow_kernel_log(
+        opt,
+        [&](const KernelEvent& e) {
+          print(args.json ? event_to_json(s, e).dump(-1, ' ', false,
+                                                     nlohmann::json::error_handler_t::replace) +
+                                "\n"
+                          : render_event_text(s, e) + "\n");
+          return true;
+        },
+        g_stop);
+    if (!followed.ok()) {
+      print_error(followed.error());
+      return kExitInternal;
+    }
+    return 0;
+  }
+
+  auto log = read_kernel_log(opt);
+  if (!log.ok()) {
+    print_error(log.error());
+    return kExitInternal;
+  }
+  s.kernel_log = std::move(*log);
+  if (s.kernel_log.source.empty()) {
+    // Nothing readable: say why and how to fix it, as check does.
+    print_error("cannot read the kernel log: " + s.kernel_log.unreadable +
+                " (run as root, or: sudo sysctl kernel.dmesg_restrict=0)");
+    return kExitInternal;
+  }
+  print(args.json ? render_events_json(s) : render_events_text(s));
+  return 0;
+}
 
 }  // namespace gd

@@ -136,9 +136,10 @@ std::optional<KernelEvent> parse_sxid(std::string_view t, std::string_view raw) 
   size_t comma2 = rest.find(',');
   std::string_view sev = trim(rest.substr(0, comma2));
   e.type = starts_with(sev, "Fatal") ? "fatal" : starts_with(sev, "Non-fatal") ? "non-fatal" : "";
-  if (!e.type.empty()) {
-    rest = comma2 == std::string_view::npos ? std::string_view() : trim(rest.substr(comma2 + 1));
-  }
+  // "SXid (PCI:...): 12028, Data {0x0, ...}": the register dump that follows
+  // an SXid, not an event of its own.
+  if (e.type.empty()) return std::nullopt;
+  rest = comma2 == std::string_view::npos ? std::string_view() : trim(rest.substr(comma2 + 1));
   e.message = std::string(rest.substr(0, kMaxMessage));
   return e;
 }

@@ -78,6 +78,15 @@ struct ScanState {
 
 int on_hit(unsigned, unsigned long long, unsigned long long to, unsigned, void* p);
 
+// "[  811.239125]", as dmesg prints the time since boot.
+std::string dmesg_stamp(double boot_s) {
+  char stamp[48];
+  std::snprintf(
+      stamp, sizeof stamp, "[%5llu.%06llu]", static_cast<unsigned long long>(boot_s),
+      static_cast<unsigned long long>((boot_s - static_cast<uint64_t>(boot_s)) * 1e6 + 0.5));
+  return stamp;
+}
+
 struct Fold {
   KernelEvent event;
   std::vector<Occurrence> times;  // every occurrence, for windows
@@ -104,7 +113,6 @@ struct KernelLogScanner::Impl {
         folds.push_back({e, {}});
       } else {
         folds[it->second].event.line = e.line;  // evidence: the latest occurrence
-        folds[it->second].event.message = e.message;
       }
       folds[it->second].times.push_back(std::move(d.when));
     }
@@ -114,7 +122,9 @@ struct KernelLogScanner::Impl {
 
   void line(std::string_view raw) {
     LogLine l = parse_log_line(raw, year);
-    Occurrence when{std::string(l.stamp), l.boot_s, l.unix_s};
+    // A saved kmsg record's header is no time for people: print it as dmesg does.
+    Occurrence when{l.form == LineForm::kKmsg ? dmesg_stamp(*l.boot_s) : std::string(l.stamp),
+                    l.boot_s, l.unix_s};
     decoder.feed(l.message, when, raw, &decoded);
   }
 };
@@ -153,11 +163,8 @@ void KernelLogScanner::add_line(std::string_view line) {
 
 void KernelLogScanner::add_record(const KmsgRecord& r) {
   impl_->bytes += r.message.size() + 1;
-  char stamp[48];
-  std::snprintf(stamp, sizeof stamp, "[%5llu.%06llu]",
-                static_cast<unsigned long long>(r.ts_usec / 1000000),
-                static_cast<unsigned long long>(r.ts_usec % 1000000));
-  Occurrence when{stamp, static_cast<double>(r.ts_usec) / 1e6, std::nullopt};
+  double boot_s = static_cast<double>(r.ts_usec) / 1e6;
+  Occurrence when{dmesg_stamp(boot_s), boot_s, std::nullopt};
   // A record may hold several lines (a message with \x0a inside).
   std::string_view m = r.message;
   while (!m.empty()) {

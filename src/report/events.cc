@@ -1,0 +1,132 @@
+#include "report/events.h"
+
+#include "catalog/nvrm.h"
+#include "catalog/xid.h"
+#include "checks/kernel_events.h"
+#include "checks/util.h"
+
+namespace gd {
+
+namespace {
+
+// PCIe AER severities (Linux drivers/pci/pcie/aer.c).
+const char* aer_meaning(const std::string& type) {
+  if (type == "uncorrected-fatal")
+    return "fatal uncorrected PCIe error: the link is down or unusable";
+  if (type == "uncorrected-nonfatal") return "uncorrected PCIe error; the link still works";
+  return "corrected PCIe error (link quality: many of them mean a poor riser, slot or retimer)";
+}
+
+}  // namespace
+
+EventMeaning describe_event(const KernelEvent& e) {
+  EventMeaning m;
+  if (e.kind == "xid") {
+    if (const XidInfo* x = find_xid(e.code)) {
+      m.meaning = x->meaning;
+      m.fault = xid_fault_name(x->fault);
+      m.action = xid_action_name(x->action);
+      m.advice = x->advice;
+    } else {
+      m.meaning = "an Xid this catalog does not know";
+      m.advice = "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)";
+    }
+  } else if (e.kind == "sxid") {
+    m.meaning = std::string(e.type == "fatal" ? "fatal" : "non-fatal") +
+                " NVSwitch error (SXid meanings: the Fabric Manager User Guide)";
+    m.fault = "hardware";
+    m.action = e.type == "fatal" ? "drain and inspect" : "";
+    m.advice = e.type == "fatal" ? "drain the node; the fabric manager restarts the fabric after "
+                                   "a reset of the NVSwitch tray"
+                                 : "log it; act if it repeats on the same link";
+  } else if (e.kind == "aer") {
+    m.meaning = aer_meaning(e.type);
+    m.fault = "hardware";
+    m.advice = e.type == "corrected" ? "watch the count; reseat the GPU or riser if it keeps rising"
+                                     : "drain the node and inspect the slot, riser and GPU";
+  } else {
+    for (const LogPattern& p : log_patterns()) {
+      if (e.kind == p.kind && e.type == p.type) {
+        m.meaning = p.meaning;
+        break;
+      }
+    }
+  }
+  return m;
+}
+
+nlohmann::ordered_json event_to_json(const Snapshot& s, const KernelEvent& e) {
+  nlohmann::ordered_json j;
+  j["kind"] = e.kind;
+  j["type"] = e.type;
+  if (e.kind == "xid" || e.kind == "sxid") j["code"] = e.code;
+  j["gpu"] = e.gpu;
+  GpuIdentity id = gpu_identity(s, e.gpu);
+  if (id.index >= 0) j["gpu_index"] = id.index;
+  if (!id.name.empty()) j["gpu_name"] = id.name;
+  if (!id.uuid.empty()) j["gpu_uuid"] = id.uuid;
+  j["count"] = e.count;
+  j["first"] = e.first;
+  j["last"] = e.last;
+  if (e.age_s) j["age_s"] = *e.age_s;
+  if (e.pid > 0) j["pid"] = e.pid;
+  if (!e.process.empty()) j["process"] = e.process;
+  j["message"] = e.message;
+  EventMeaning m = describe_event(e);
+  j["meaning"] = m.meaning;
+  j["fault"] = m.fault;
+  j["action"] = m.action;
+  j["advice"] = m.advice;
+  j["line"] = e.line;
+  return j;
+}
+
+std::string render_events_json(const Snapshot& s) {
+  nlohmann::ordered_json j;
+  j["source"] = s.kernel_log.source;
+  j["unreadable"] = s.kernel_log.unreadable;
+  j["bytes"] = s.kernel_log.bytes;
+  j["events"] = nlohmann::ordered_json::array();
+  for (const KernelEvent& e : s.kernel_log.events) j["events"].push_back(event_to_json(s, e));
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string render_event_text(const Snapshot& s, const KernelEvent& e) {
+  std::string head = e.kind == "xid"    ? "Xid " + std::to_string(e.code)
+                     : e.kind == "sxid" ? "SXid " + std::to_string(e.code)
+                                        : e.kind + (e.type.empty() ? "" : " " + e.type);
+  std::string out = head;
+  if (!e.gpu.empty()) out += "  " + gpu_title(s, e.gpu);
+  GpuIdentity id = gpu_identity(s, e.gpu);
+  if (!id.uuid.empty()) out += " " + id.uuid;
+  out += "\n  ";
+  out += e.count > 1 ? std::to_string(e.count) + " times, first " + e.first + ", last " + e.last
+                     : (e.last.empty() ? std::string("time unknown") : "at " + e.last);
+  if (e.age_s) out += " (" + format_age(*e.age_s) + " ago)";
+  if (!e.process.empty() || e.pid > 0) {
+    out += ", process " + (e.process.empty() ? std::string("?") : e.process) +
+           (e.pid > 0 ? " (pid " + std::to_string(e.pid) + ")" : "");
+  }
+  out += "\n";
+  if (!e.message.empty()) out += "  " + e.message + "\n";
+  EventMeaning m = describe_event(e);
+  if (!m.meaning.empty()) {
+    out += "  means: " + m.meaning;
+    if (!m.fault.empty()) out += " [" + m.fault + "]";
+    out += "\n";
+  }
+  if (!m.advice.empty()) out += "  do: " + m.advice + "\n";
+  return out;
+}
+
+std::string render_events_text(const Snapshot& s) {
+  const KernelLogInfo& k = s.kernel_log;
+  std::string out;
+  if (!k.unreadable.empty()) out += "note: " + k.unreadable + "\n";
+  out += "Kernel log: " + (k.source.empty() ? std::string("(none readable)") : k.source) + ", " +
+         format_bytes(k.bytes) + ", " + std::to_string(k.events.size()) + " NVIDIA event(s)\n";
+  for (const KernelEvent& e : k.events) out += "\n" + render_event_text(s, e);
+  return out;
+}
+
+}  // namespace gd

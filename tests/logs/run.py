@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Golden test of `gpudoctor logs --file` over recorded kernel logs.
+
+Each tests/logs/cases/NAME.log (dmesg, dmesg -T, journal, syslog, kmsg
+records; several driver generations; noise, truncation, binary garbage) has
+NAME.txt and NAME.json beside it: what `logs --file` prints. Refresh them
+with --update after a deliberate change and review the diff.
+
+usage: run.py GPUDOCTOR [--update]
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+CASES = pathlib.Path(__file__).resolve().parent / "cases"
+
+
+def run(gd, args):
+    p = subprocess.run([gd, "logs", *args], cwd=CASES, capture_output=True, timeout=60)
+    if p.returncode != 0:
+        raise SystemExit(f"gpudoctor logs {' '.join(args)} exited {p.returncode}: "
+                         f"{p.stderr.decode(errors='replace')}")
+    return p.stdout.decode()
+
+
+def main():
+    gd = str(pathlib.Path(sys.argv[1]).resolve())
+    update = "--update" in sys.argv[2:]
+    failed = []
+    logs = sorted(CASES.glob("*.log"))
+    if not logs:
+        raise SystemExit("no cases in " + str(CASES))
+    for log in logs:
+        outputs = {".txt": run(gd, ["--file", log.name]),
+                   ".json": run(gd, ["--file", log.name, "--json"])}
+        # The JSON must parse and keep the stable fields.
+        for e in json.loads(outputs[".json"])["events"]:
+            for key in ("kind", "gpu", "count", "first", "last", "message"):
+                if key not in e:
+                    failed.append(f"{log.name}: event without '{key}': {e}")
+            if e["count"] < 1:
+                failed.append(f"{log.name}: count < 1: {e}")
+        for ext, got in outputs.items():
+            golden = log.with_suffix(ext)
+            if update:
+                golden.write_text(got)
+            elif not golden.exists() or golden.read_text() != got:
+                failed.append(f"{log.name}: output differs from {golden.name} "
+                              f"(run.py GPUDOCTOR --update, then review the diff)")
+    for f in failed:
+        print("FAIL", f)
+    print(f"{len(logs)} recorded logs, {len(failed)} failures")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
