@@ -3,12 +3,19 @@
 //    https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
 //  - CUDA Runtime API cudaError_t:
 //    https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+//    (runtime names of 200-226 and 809-812 checked against public copies of
+//    CUDA 12.x driver_types.h).
 //  - NVML nvmlReturn_t: NVIDIA/go-nvml gen/nvml/nvml.h (CUDA 13.3 header).
+// Runtime strings: the facts verified 2, 101, 802, 803, 804 only. The others
+// are what cuGetErrorString prints for the same code (a public transcription:
+// cuda/wasi_sdk/cuda_driver_stub.c), on the assumption, unverified, that the
+// runtime prints the same text; nullptr where no string is known.
 // Since CUDA 10.1 most runtime values equal the driver values. The toolkit's
 // stub libcuda answers cuGetErrorName with 34 too, so the tool keeps its own
 // names instead of asking the library.
 #include "catalog/cuda_errors.h"
 
+#include <cctype>
 #include <vector>
 
 namespace gd {
@@ -37,16 +44,31 @@ const std::vector<CudaErrorInfo> kCudaErrors = {
   {102, "CUDA_ERROR_DEVICE_NOT_LICENSED", "cudaErrorDeviceNotLicensed", "device doesn't have valid Grid license", "vGPU without a licence"},
   {103, nullptr, "cudaErrorSoftwareValidityNotEstablished", "integrity checks failed", "runtime self-test failed"},
   {127, nullptr, "cudaErrorStartupFailure", "startup failure in cuda runtime", "internal runtime startup failure"},
+  {200, "CUDA_ERROR_INVALID_IMAGE", "cudaErrorInvalidKernelImage", "device kernel image is invalid",
+        "the kernel image is corrupt or not for this driver"},
+  {201, "CUDA_ERROR_INVALID_CONTEXT", "cudaErrorDeviceUninitialized", "invalid device context",
+        "no valid context: often a context used after fork or after a failed init"},
   {209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device",
         "the program lacks code for this GPU architecture"},
-  {214, "CUDA_ERROR_ECC_UNCORRECTABLE", "cudaErrorECCUncorrectable", "uncorrectable ECC error encountered", "uncorrectable ECC error"},
-  {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain",
+  {214, "CUDA_ERROR_ECC_UNCORRECTABLE", "cudaErrorECCUncorrectable", "uncorrectable ECC error encountered",
+        "uncorrectable ECC error (pairs with Xid 48/94/95)"},
+  {218, "CUDA_ERROR_INVALID_PTX", "cudaErrorInvalidPtx", "a PTX JIT compilation failed",
+        "PTX JIT failed: often PTX from a newer toolkit than the driver"},
+  {220, "CUDA_ERROR_NVLINK_UNCORRECTABLE", "cudaErrorNvlinkUncorrectable",
+        "uncorrectable NVLink error detected during the execution", "uncorrectable NVLink error (pairs with Xid 74)"},
+  {221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND", "cudaErrorJitCompilerNotFound", "PTX JIT compiler library not found",
+        "the driver's PTX JIT library (libnvidia-ptxjitcompiler) is missing"},
+  {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain.",
         "PTX from a newer toolkit than the driver"},
+  {226, "CUDA_ERROR_CONTAINED", "cudaErrorContained", nullptr,
+        "a contained memory error (pairs with Xid 94): the process must restart"},
   {304, "CUDA_ERROR_OPERATING_SYSTEM", "cudaErrorOperatingSystem", "OS call failed or operation not supported on this OS",
         "an OS call failed (device node permission, cgroup)"},
   {500, "CUDA_ERROR_NOT_FOUND", "cudaErrorSymbolNotFound", "named symbol not found", "symbol not found"},
-  {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "cudaErrorIllegalAddress", "an illegal memory access was encountered", "sticky kernel fault"},
-  {719, "CUDA_ERROR_LAUNCH_FAILED", "cudaErrorLaunchFailure", "unspecified launch failure", "sticky kernel fault"},
+  {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "cudaErrorIllegalAddress", "an illegal memory access was encountered",
+        "sticky kernel fault (pairs with Xid 13/31)"},
+  {719, "CUDA_ERROR_LAUNCH_FAILED", "cudaErrorLaunchFailure", "unspecified launch failure",
+        "sticky kernel fault (pairs with Xid 13/31)"},
   {800, "CUDA_ERROR_NOT_PERMITTED", "cudaErrorNotPermitted", "operation not permitted", "not permitted"},
   {801, "CUDA_ERROR_NOT_SUPPORTED", "cudaErrorNotSupported", "operation not supported", "not supported"},
   {802, "CUDA_ERROR_SYSTEM_NOT_READY", "cudaErrorSystemNotReady", "system not yet initialized",
@@ -62,7 +84,17 @@ const std::vector<CudaErrorInfo> kCudaErrors = {
   {806, "CUDA_ERROR_MPS_RPC_FAILURE", "cudaErrorMpsRpcFailure", "the remote procedural call between the MPS server and the MPS client failed", "MPS failure"},
   {807, "CUDA_ERROR_MPS_SERVER_NOT_READY", "cudaErrorMpsServerNotReady", "MPS server is not ready to accept new MPS client requests", "MPS server not ready"},
   {808, "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", "cudaErrorMpsMaxClientsReached", "the hardware resources required to create MPS client have been exhausted", "MPS client limit"},
-  {909, "CUDA_ERROR_TIMEOUT", "cudaErrorTimeout", "timeout", "timeout"},
+  // Runtime names of 809-812 are unverified in the facts (§11.5); they are
+  // in CUDA 12.x driver_types.h.
+  {809, "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", "cudaErrorMpsMaxConnectionsReached",
+        "the hardware resources required to support device connections have been exhausted", "MPS connection limit"},
+  {810, "CUDA_ERROR_MPS_CLIENT_TERMINATED", "cudaErrorMpsClientTerminated", "the MPS client has been terminated by the server",
+        "the MPS server terminated this client; the process must restart"},
+  {811, "CUDA_ERROR_CDP_NOT_SUPPORTED", "cudaErrorCdpNotSupported", nullptr,
+        "CUDA dynamic parallelism is not supported in this configuration (e.g. under MPS)"},
+  {812, "CUDA_ERROR_CDP_VERSION_MISMATCH", "cudaErrorCdpVersionMismatch", nullptr,
+        "the program mixes unsupported CUDA dynamic parallelism versions"},
+  {909, "CUDA_ERROR_TIMEOUT", "cudaErrorTimeout", "wait operation timed out", "timeout"},
   {999, "CUDA_ERROR_UNKNOWN", "cudaErrorUnknown", "unknown error",
         "often /dev/nvidia-uvm missing or nvidia_uvm broken (e.g. after suspend/resume), or a GPU in a bad state"},
 };
@@ -80,7 +112,42 @@ const char* const kNvmlNames[] = {
   "NVML_ERROR_NOT_READY", "NVML_ERROR_GPU_NOT_FOUND", "NVML_ERROR_INVALID_STATE",
   "NVML_ERROR_RESET_TYPE_NOT_SUPPORTED",
 };
+
+// nvmlErrorString texts. The facts (§4.1, §11.13) leave every one
+// unverified; "Driver/library version mismatch" is what nvidia-smi prints
+// for 18 in public reports, the rest are the well-known library texts.
+const struct {
+  const char* text;
+  int rc;
+} kNvmlStrings[] = {
+  {"Not Supported", 3},
+  {"Insufficient Permissions", 4},
+  {"Driver Not Loaded", 9},
+  {"GPU is lost", 15},
+  {"Driver/library version mismatch", 18},
+  {"Unknown Error", 999},
+};
 // clang-format on
+
+// s without surrounding blanks and one trailing '.', so "out of memory." and
+// " out of memory" both compare equal to "out of memory".
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  if (!s.empty() && s.back() == '.') s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -100,7 +167,28 @@ std::string cuda_driver_error(int code) {
 std::string cuda_runtime_error(int code) {
   const CudaErrorInfo* e = find_cuda_error(code);
   if (e == nullptr || e->runtime_name == nullptr) return "cudaError_t " + std::to_string(code);
-  return std::string(e->runtime_name) + " (" + std::to_string(code) + "): " + e->runtime_string;
+  std::string text = std::string(e->runtime_name) + " (" + std::to_string(code) + ")";
+  if (e->runtime_string != nullptr) text += std::string(": ") + e->runtime_string;
+  return text;
+}
+
+const CudaErrorInfo* find_cuda_error_by_name(std::string_view name) {
+  name = trimmed(name);
+  if (name.empty()) return nullptr;
+  for (const auto& e : kCudaErrors) {
+    if (e.driver_name != nullptr && iequals(name, e.driver_name)) return &e;
+    if (e.runtime_name != nullptr && iequals(name, e.runtime_name)) return &e;
+  }
+  return nullptr;
+}
+
+const CudaErrorInfo* find_cuda_error_by_runtime_string(std::string_view s) {
+  s = trimmed(s);
+  if (s.empty()) return nullptr;
+  for (const auto& e : kCudaErrors) {
+    if (e.runtime_string != nullptr && iequals(s, trimmed(e.runtime_string))) return &e;
+  }
+  return nullptr;
 }
 
 const char* nvml_error_name(int rc) {
@@ -108,6 +196,25 @@ const char* nvml_error_name(int rc) {
   constexpr int kCount = sizeof(kNvmlNames) / sizeof(kNvmlNames[0]);
   if (rc >= 0 && rc < kCount) return kNvmlNames[rc];
   return nullptr;
+}
+
+int nvml_error_by_name(std::string_view name) {
+  name = trimmed(name);
+  if (name.empty()) return -1;
+  if (iequals(name, "NVML_ERROR_UNKNOWN")) return 999;
+  constexpr int kCount = sizeof(kNvmlNames) / sizeof(kNvmlNames[0]);
+  for (int rc = 0; rc < kCount; ++rc) {
+    if (iequals(name, kNvmlNames[rc])) return rc;
+  }
+  return -1;
+}
+
+int nvml_error_by_string(std::string_view text) {
+  text = trimmed(text);
+  for (const auto& s : kNvmlStrings) {
+    if (iequals(text, s.text)) return s.rc;
+  }
+  return -1;
 }
 
 std::string nvml_error(int rc) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace gd {
 
@@ -10,11 +11,18 @@ struct CudaErrorInfo {
   int code;
   const char* driver_name;     // "CUDA_ERROR_OUT_OF_MEMORY", nullptr if none
   const char* runtime_name;    // "cudaErrorMemoryAllocation", nullptr if none
-  const char* runtime_string;  // what cudaGetErrorString says, "out of memory"
+  const char* runtime_string;  // what cudaGetErrorString says, "out of memory"; nullptr if unknown
   const char* meaning;         // what it usually means at init, one line
 };
 
 const CudaErrorInfo* find_cuda_error(int code);  // nullptr if unknown
+
+// By either name, "CUDA_ERROR_OUT_OF_MEMORY" or "cudaErrorMemoryAllocation"
+// (case-insensitive, surrounding blanks ignored); nullptr if unknown.
+const CudaErrorInfo* find_cuda_error_by_name(std::string_view name);
+// By the runtime's text, "out of memory" (case-insensitive; surrounding
+// blanks and one trailing '.' ignored); nullptr if unknown.
+const CudaErrorInfo* find_cuda_error_by_runtime_string(std::string_view s);
 
 // "CUDA_ERROR_OUT_OF_MEMORY (2)"; an unknown code gives "CUresult 12345".
 std::string cuda_driver_error(int code);
@@ -24,5 +32,11 @@ std::string cuda_runtime_error(int code);
 // "NVML_ERROR_DRIVER_NOT_LOADED (9)"; unknown gives "nvmlReturn_t 12345".
 std::string nvml_error(int rc);
 const char* nvml_error_name(int rc);  // nullptr if unknown
+// "NVML_ERROR_LIB_RM_VERSION_MISMATCH" -> 18; -1 if unknown.
+int nvml_error_by_name(std::string_view name);
+// nvmlErrorString / nvidia-smi text -> code: "Driver/library version
+// mismatch" -> 18, "Unknown Error" -> 999; -1 if unknown. Covers only the
+// few texts in cuda_errors.cc (all unverified, facts §11.13).
+int nvml_error_by_string(std::string_view text);
 
 }  // namespace gd
