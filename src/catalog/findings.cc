@@ -10,6 +10,12 @@ const std::vector<std::string_view> kNoDriver = {
     "driver.not-loaded", "driver.module-load-failed", "devnodes.missing",
     "uvm.missing",       "container.driver-mismatch", "persistence-mode.off"};
 // What a container without GPUs also shows.
+// The Xid a lost GPU logs, and the AER storm that comes with it.
+const std::vector<std::string_view> kFallenOff = {"xid.79", "pcie.errors"};
+// Xids whose catalog action is a GPU reset (catalog/xid.cc): the reset is the fix.
+const std::vector<std::string_view> kNeedsReset = {
+    "xid.46",  "xid.48",  "xid.62",  "xid.95",  "xid.109", "xid.110", "xid.119", "xid.120",
+    "xid.136", "xid.140", "xid.143", "xid.150", "xid.154", "xid.155", "xid.156", "xid.158"};
 const std::vector<std::string_view> kNoDevices = {"devnodes.missing", "uvm.missing",
                                                   "visible-devices.hides-all"};
 }  // namespace
@@ -19,6 +25,8 @@ const std::vector<CatalogEntry>& finding_catalog() {
   static const std::vector<CatalogEntry> kCatalog = {
       // id                              title                                                     rank symptom
       {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false, kNoDevices},
+      {"container.runtime-not-configured", "Docker has no NVIDIA runtime for --gpus",            9, false},
+      {"container.unknown-device",     "the container asks for a GPU the host does not have",        15, false},
       {"driver.nouveau",               "nouveau is bound to the GPUs",                               11, false, kNoDriver},
       {"driver.gpu-unsupported",       "this driver branch does not support the GPU",                12, false, kNoDriver},
       {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    13, false, kNoDriver},
@@ -36,8 +44,8 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"uvm.missing",                  "nvidia_uvm is not loaded or /dev/nvidia-uvm is absent",      32, false},
       {"uvm.hmm",                      "nvidia_uvm HMM support fails on this kernel",                33, false},
       {"driver.after-suspend",         "CUDA broken since a suspend/resume",                         34, false},
-      {"gpu.fallen-off-bus",           "a GPU has fallen off the bus",                               36, false},
-      {"gpu.reset-required",           "a GPU needs a reset",                                        37, false},
+      {"gpu.fallen-off-bus",           "a GPU has fallen off the bus",                               36, false, kFallenOff},
+      {"gpu.reset-required",           "a GPU needs a reset",                                        37, false, kNeedsReset},
       {"fabric-manager.not-running",   "NVSwitch system without a running, matching fabric manager", 38, false},
       {"visible-devices.hides-all",    "CUDA_VISIBLE_DEVICES leaves no device visible",              40, false},
       {"visible-devices.invalid",      "CUDA_VISIBLE_DEVICES has an entry CUDA rejects",             41, false},

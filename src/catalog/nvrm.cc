@@ -58,6 +58,11 @@ const std::vector<LogPattern> kPatterns = {
    "driver.gpu-unsupported"},
   {"nvrm", "gpu-unsupported", "NVRM: ", "installed in this system is not supported by the",
    "this driver branch does not support the GPU", "driver.gpu-unsupported"},
+  // Legacy GPUs: "NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is" /
+  // "NVRM:  supported through the NVIDIA 470.xx Legacy drivers." (osapi.c).
+  {"nvrm", "gpu-unsupported", "NVRM: ", "supported through the NVIDIA",
+   "this driver branch does not support the GPU: it needs a legacy driver",
+   "driver.gpu-unsupported"},
   {"nvrm", "fallen-off-bus", "NVRM: ", "fallen off the bus",
    "the GPU no longer answers on PCIe (same as Xid 79)", "gpu.fallen-off-bus"},
   {"nvrm", "fallen-off-bus", "NVRM: ", "GPU is lost",

@@ -43,6 +43,10 @@ GD_CHECK(check_persistence);      // persistence-mode.off
 GD_CHECK(
     check_folk_remedies);  // advice.device-order, advice.nvml-based-check, advice.visible-devices
 
+// what a program reported (explain: pasted text); no findings without it
+GD_CHECK(check_fork_after_init);    // cuda.fork-after-init
+GD_CHECK(check_container_runtime);  // container.runtime-not-configured, container.unknown-device
+
 // the kernel log
 GD_CHECK(check_kernel_log);      // kernel-log.unreadable
 GD_CHECK(check_xid);             // xid.NN

@@ -10,14 +10,34 @@
 namespace gd {
 
 namespace {
+
 constexpr int kNvmlGpuIsLost = 15;  // NVML_ERROR_GPU_IS_LOST (facts §4.1)
+
+// A lost GPU cannot tell NVML its PCI address; when exactly one GPU of the
+// bus is absent from NVML's answers, that is the one.
+std::string lone_gpu_missing_from_nvml(const Snapshot& s) {
+  std::string missing;
+  for (const PciDevice* d : pci_gpus(s)) {
+    bool seen = std::any_of(s.nvml.gpus.begin(), s.nvml.gpus.end(), [&](const NvmlGpu& g) {
+      return g.pci_bus_id.ok() && g.pci_bus_id.value == d->bdf;
+    });
+    if (seen) continue;
+    if (!missing.empty()) return "";
+    missing = d->bdf;
+  }
+  return missing;
 }
+
+}  // namespace
 
 std::vector<Finding> check_fallen_off_bus(const Snapshot& s, const Config& c) {
   constexpr const char* kId = "gpu.fallen-off-bus";
   std::vector<std::string> evidence, gpus, old_evidence;
+  int unnamed = 0;  // lost GPUs whose PCI address NVML could not tell
   auto add_gpu = [&](const std::string& bdf) {
-    if (!bdf.empty() && std::find(gpus.begin(), gpus.end(), bdf) == gpus.end()) {
+    if (bdf.empty()) {
+      ++unnamed;
+    } else if (std::find(gpus.begin(), gpus.end(), bdf) == gpus.end()) {
       gpus.push_back(bdf);
     }
   };
@@ -36,7 +56,7 @@ std::vector<Finding> check_fallen_off_bus(const Snapshot& s, const Config& c) {
   for (const NvmlGpu& g : s.nvml.gpus) {
     if (g.handle_rc == kNvmlGpuIsLost || g.uuid.rc == kNvmlGpuIsLost ||
         g.memory_total_bytes.rc == kNvmlGpuIsLost) {
-      std::string bdf = g.pci_bus_id.ok() ? g.pci_bus_id.value : "";
+      std::string bdf = g.pci_bus_id.ok() ? g.pci_bus_id.value : lone_gpu_missing_from_nvml(s);
       evidence.push_back("NVML: GPU " + std::to_string(g.index) + (bdf.empty() ? "" : " " + bdf) +
                          " answers NVML_ERROR_GPU_IS_LOST now");
       add_gpu(bdf);
@@ -58,7 +78,7 @@ std::vector<Finding> check_fallen_off_bus(const Snapshot& s, const Config& c) {
     return all_ok(kId, "No GPU has fallen off the bus.");
   }
   Finding f = make_finding(kId, Severity::kFail,
-                           std::to_string(gpus.size()) +
+                           std::to_string(std::max<size_t>(1, gpus.size() + unnamed)) +
                                " GPU(s) fell off the PCIe bus: the driver cannot reach them "
                                "until the node is rebooted.");
   f.gpus = gpus;

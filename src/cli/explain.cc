@@ -1,9 +1,106 @@
-// gpudoctor explain (being written)
+// gpudoctor explain [FILE|-]: read pasted error output, nvidia-smi output,
+// dmesg lines or an env dump, and name the likely causes with the lines that
+// support each, the fix, and what to run next when the text cannot decide.
+#include "explain/explain.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
 #include "cli/commands.h"
+#include "report/render.h"
+#include "util/result.h"
 
 namespace gd {
+namespace {
 
-void setup_explain(CLI::App*, ExplainArgs*) {}
-int run_explain(const ExplainArgs&) { return kExitInternal; }
+// Pasted text is small; a runaway pipe is cut here rather than read forever.
+constexpr size_t kMaxInputBytes = 64u << 20;
+
+Result<std::string> read_input(const std::string& path) {
+  std::string data;
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    data = ss.str();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{"cannot read " + path + ": " + std::strerror(errno)};
+    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) return Error{"cannot read " + path};
+  }
+  if (data.size() > kMaxInputBytes) data.resize(kMaxInputBytes);
+  return data;
+}
+
+bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+// "CUDA error (cuda), nvidia-smi (nvml), ..." for the header.
+std::string sources_line(const Snapshot& s) {
+  std::vector<std::string> seen, unseen;
+  for (const auto& p : s.probes) {
+    (p.status == ProbeStatus::kOk ? seen : unseen).push_back(p.name);
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out.empty() ? std::string("nothing") : out;
+  };
+  return fmt::format("Read from the text: {} · not in the text: {}", list(seen), list(unseen));
+}
+
+}  // namespace
+
+void setup_explain(CLI::App* app, ExplainArgs* args) {
+  app->add_option("input", args->input,
+                  "File with the pasted error output, nvidia-smi output, dmesg lines or env "
+                  "dump; - (the default) reads stdin")
+      ->option_text("FILE|-");
+  app->add_flag("--json", args->json, "Print the gpudoctor.report/v1 JSON report");
+  app->add_flag("-v,--verbose", args->verbose, "Also list the checks that passed");
+}
+
+int run_explain(const ExplainArgs& args) {
+  auto text = read_input(args.input);
+  if (!text.ok()) {
+    print_error(text.error());
+    return kExitInternal;
+  }
+  if (blank(*text)) {
+    print_error(
+        "nothing to explain: the input is empty. Paste the error output (traceback, nvidia-smi, "
+        "dmesg lines) into a file or pipe it: gpudoctor explain error.txt");
+    return kExitUsage;
+  }
+  Snapshot snapshot = snapshot_from_text(*text);
+  Report report = explain_snapshot(snapshot, Config{});
+  // Something was read when at least one source was observed.
+  bool understood = snapshot.unobserved.size() < snapshot.probes.size();
+  if (args.json) {
+    std::string out = render_json(report);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  } else {
+    // The machine line of `check` describes a probed machine; the text
+    // only shows part of one, so the header says what was read instead.
+    Report shown = report;
+    shown.snapshot = nullptr;
+    std::string out =
+        "explain · " + sources_line(snapshot) + "\n" + render_text(shown, {args.verbose});
+    if (!understood) {
+      out +=
+          "\nNothing in the text is an error gpudoctor knows. Paste the whole error output "
+          "(traceback, nvidia-smi, dmesg), or run `gpudoctor check` on that machine.\n";
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  if (!understood) return kExitInternal;
+  return exit_code_for(report.verdict);
+}
 
 }  // namespace gd

@@ -1,12 +1,158 @@
-// explain (being written)
+// explain: pasted text -> the snapshot fields the probes fill -> the same
+// checks -> a Report (shared/DESIGN.md "The flow"). The checks stay the only
+// brain: a check runs when the text showed every source it needs; what the
+// text shows but cannot decide becomes a "possible cause" (suspects.cc).
 #include "explain/explain.h"
 
-namespace gd {
+#include <algorithm>
+#include <ctime>
 
-Snapshot snapshot_from_text(std::string_view) { return {}; }
-Report explain_snapshot(const Snapshot& s, const Config&) {
+#include "catalog/findings.h"
+#include "explain/parse.h"
+#include "explain/suspects.h"
+#include "kernlog/scanner.h"
+#include "report/report.h"
+
+namespace gd {
+namespace {
+
+// Every source a probe fills (ProbeRecord names), plus "reported".
+const char* const kSources[] = {"env",      "limits",     "driver",   "pci",
+                                "devnodes", "container",  "services", "nvml",
+                                "cuda",     "kernel-log", "reported"};
+
+// "[ 1234.567890] ...", "Mar  2 10:00:01 host kernel: ...", "NVRM: ...": a kernel log line.
+bool kernel_line(std::string_view t) {
+  if (t.find("NVRM:") != std::string_view::npos || t.find("kernel: ") != std::string_view::npos) {
+    return true;
+  }
+  if (t.size() > 4 && t[0] == '[') {
+    size_t i = 1;
+    while (i < t.size() && t[i] == ' ') ++i;
+    size_t digits = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > digits && i < t.size() && t[i] == '.';
+  }
+  return false;
+}
+
+int current_year() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return tm.tm_year + 1900;
+}
+
+bool is_cause(const Finding& f) {
+  if (f.severity != Severity::kFail && f.severity != Severity::kWarn) return false;
+  if (f.id.rfind("advice.", 0) == 0) return false;
+  const CatalogEntry* e = find_catalog_entry(f.id);
+  return e == nullptr || !e->symptom;
+}
+
+bool is_symptom(const Finding& f) {
+  if (f.severity != Severity::kFail && f.severity != Severity::kWarn) return false;
+  const CatalogEntry* e = find_catalog_entry(f.id);
+  return e != nullptr && e->symptom;
+}
+
+bool needs_observed(const CheckEntry& c, const Snapshot& s) {
+  return std::none_of(c.needs.begin(), c.needs.end(), [&](const std::string& n) {
+    return std::find(s.unobserved.begin(), s.unobserved.end(), n) != s.unobserved.end();
+  });
+}
+
+}  // namespace
+
+Snapshot snapshot_from_text(std::string_view text) {
+  Snapshot s;
+  s.tool_version = GD_VERSION;
+  s.root = "";
+  TextParse p;
+  p.s = &s;
+  bool kernel_text = false;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (line.size() > kMaxLineChars) line = line.substr(0, kMaxLineChars);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (trim(line).empty()) continue;
+    std::string lowered = lower_ascii(line);
+    kernel_text = kernel_text || kernel_line(line);
+    parse_smi_table_line(line, line_no, &p);
+    parse_env_line(line, line_no, &p);
+    if (!parse_container_line(line, lowered, line_no, &p) &&
+        !parse_nvml_line(line, lowered, line_no, &p)) {
+      parse_cuda_line(line, lowered, line_no, &p);
+    }
+    parse_hint_line(line, lowered, line_no, &p);
+  }
+
+  KernelLogScanner scanner(current_year());
+  scanner.add_text(text);
+  KernelLogInfo log = scanner.finish(ScanReference{});
+  if (kernel_text || !log.events.empty()) {
+    s.kernel_log = std::move(log);
+    s.kernel_log.attempted = true;
+    s.kernel_log.source = "text";
+    s.kernel_log.bytes = text.size();
+    p.observed.insert("kernel-log");
+  }
+
+  for (const char* src : kSources) {
+    ProbeRecord rec;
+    rec.name = src;
+    if (p.observed.count(src) != 0) {
+      rec.detail = "from the pasted text";
+    } else {
+      rec.status = ProbeStatus::kUnavailable;
+      rec.detail = "not in the pasted text";
+      s.unobserved.push_back(src);
+    }
+    s.probes.push_back(std::move(rec));
+  }
+  return s;
+}
+
+Report explain_snapshot(const Snapshot& s, const Config& c) {
+  std::vector<const CheckEntry*> runnable;
+  std::set<std::string> decided;
+  for (const auto& entry : all_checks()) {
+    if (!needs_observed(entry, s)) continue;
+    runnable.push_back(&entry);
+    decided.insert(entry.ids.begin(), entry.ids.end());
+  }
+  Report checked = run_checks(s, c, runnable);
+  std::vector<Finding> suspects = suspect_findings(s, decided);
+
+  // Confirmed causes, then possible ones, then symptoms, then the rest (in
+  // the checks' own rank order).
+  std::vector<Finding> causes, symptoms, rest;
+  for (auto& f : checked.findings) {
+    if (is_cause(f)) {
+      causes.push_back(std::move(f));
+    } else if (is_symptom(f)) {
+      symptoms.push_back(std::move(f));
+    } else {
+      rest.push_back(std::move(f));
+    }
+  }
   Report r;
   r.snapshot = &s;
+  r.findings = std::move(causes);
+  for (auto& f : suspects) r.findings.push_back(std::move(f));
+  std::string top = r.findings.empty() ? std::string() : r.findings.front().id;
+  for (auto& f : symptoms) {
+    f.follows_from = top;
+    r.findings.push_back(std::move(f));
+  }
+  for (auto& f : rest) r.findings.push_back(std::move(f));
+  r.verdict = worst_severity(r.findings);
   return r;
 }
 

@@ -179,8 +179,9 @@ bool is_nvrm_continuation(std::string_view body) {
 
 // Messages the driver spreads over several lines: their first line.
 bool opens_multiline(std::string_view body) {
-  return starts_with(body, "API mismatch") || starts_with(body, "The NVIDIA GPU ") ||
-         starts_with(body, "The NVIDIA probe routine");
+  // "The NVIDIA GPU 0000:..", "The NVIDIA GeForce GT 710 GPU installed ...",
+  // "The NVIDIA probe routine ..."
+  return starts_with(body, "API mismatch") || starts_with(body, "The NVIDIA ");
 }
 
 void classify(KernelEvent* e, std::string_view text) {

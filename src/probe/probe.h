@@ -32,6 +32,9 @@ ProbeRecord probe_pci(const ProbeOptions& opt, Snapshot* s);     // sysfs_pci
 ProbeRecord probe_devnodes(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_container(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_services(const ProbeOptions& opt, Snapshot* s);  // + s->processes
+// s->kernel_log: every event of the current boot (no age filter; checks
+// apply their window), from /dev/kmsg, the journal or kern.log (kernel_log.cc).
+ProbeRecord probe_kernel_log(const ProbeOptions& opt, Snapshot* s);
 
 // Hardware probes: run NVML and CUDA in child processes (src/probe/nvml.cc,
 // cuda.cc, child.cc) concurrently under one deadline; fill s->nvml, s->cuda

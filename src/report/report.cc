@@ -118,6 +118,12 @@ Report run_checks(const Snapshot& s, const Config& c, const std::vector<const Ch
   Report r;
   r.snapshot = &s;
   for (const CheckEntry* check : checks) {
+    // A check whose inputs this snapshot did not observe (explain) would
+    // answer from empty fields: it does not run.
+    bool blind = std::any_of(check->needs.begin(), check->needs.end(), [&](const std::string& n) {
+      return std::find(s.unobserved.begin(), s.unobserved.end(), n) != s.unobserved.end();
+    });
+    if (blind) continue;
     for (Finding& f : check->fn(s, c)) {
       f.check = check->name;
       if (excluded(f.id, only, skip, check->name)) continue;

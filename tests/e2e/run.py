@@ -12,7 +12,15 @@ rewrites the goldens (review the diff before committing).
 Each scenario also checks that `snapshot` + `check --from` gives the same
 report as the live run.
 
-usage: run.py GPUDOCTOR FAKES_DIR [--update] [--only NAME] [--sanitized]
+A scenario with an "explain" field (the error text a user of that machine
+would paste) also runs `gpudoctor explain` on that text: its first finding
+must be "explain_first" when given (rare: the text alone honestly points
+elsewhere; the scenario says why), else "expect_first"; the reports are
+compared with golden/explain-<name>.{txt,json}.
+
+usage: run.py GPUDOCTOR FAKES_DIR [--update] [--only NAME] [--sanitized] [--explain-only]
+
+--explain-only runs (and with --update rewrites) only the explain part.
 """
 import json
 import os
@@ -128,6 +136,28 @@ def compare(name, kind, actual, update, failures):
         failures.append(f"{name}: {kind} differs from golden:\n{diff}")
 
 
+def check_explain(gd, name, sc, update, failures):
+    text = sc["explain"]
+    if isinstance(text, list):
+        text = "\n".join(text) + "\n"
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    argv = [gd, "explain", "-"]
+    out = subprocess.run(argv, env=env, input=text, capture_output=True, text=True, timeout=60)
+    js = subprocess.run(argv + ["--json"], env=env, input=text, capture_output=True, text=True,
+                        timeout=60)
+    try:
+        report = json.loads(js.stdout)
+    except json.JSONDecodeError:
+        failures.append(f"{name}: explain --json is not JSON (exit {js.returncode}): {js.stderr}")
+        return
+    first = report["findings"][0]["id"] if report["findings"] else None
+    want = sc.get("explain_first", sc["expect_first"])
+    if first != want:
+        failures.append(f"{name}: explain's first finding {first}, expected {want}")
+    compare("explain-" + name, "txt", normalize_text(out.stdout, []), update, failures)
+    compare("explain-" + name, "json", normalize_json(js.stdout, []), update, failures)
+
+
 def check_scenario(gd, fakes, name, sc, update, failures):
     with tempfile.TemporaryDirectory() as tmp:
         argv, env, preexec = scenario_command(gd, fakes, sc, tmp)
@@ -173,6 +203,7 @@ def main():
     args = sys.argv[1:]
     update = "--update" in args
     sanitized = "--sanitized" in args
+    explain_only = "--explain-only" in args
     only = args[args.index("--only") + 1] if "--only" in args else None
     positional = [a for a in args if not a.startswith("--") and a != only]
     gd, fakes = os.path.abspath(positional[0]), os.path.abspath(positional[1])
@@ -195,13 +226,16 @@ def main():
             skipped += 1
             continue
         before = len(failures)
-        check_scenario(gd, fakes, name, sc, update, failures)
+        if not explain_only:
+            check_scenario(gd, fakes, name, sc, update, failures)
+        if "explain" in sc:
+            check_explain(gd, name, sc, update, failures)
         ran += 1
         print(("ok   " if len(failures) == before else "FAIL ") + name)
     for f in failures:
         print(f, file=sys.stderr)
-    print(f"e2e: {ran - len(set(f.split(':')[0] for f in failures))} passed, "
-          f"{len(set(f.split(':')[0] for f in failures))} failed, {skipped} skipped")
+    failed = set(f.split(':')[0].removeprefix("explain-") for f in failures)
+    print(f"e2e: {ran - len(failed)} passed, {len(failed)} failed, {skipped} skipped")
     sys.exit(1 if failures or ran == 0 else 0)
 
 

@@ -284,6 +284,63 @@ def ws_libs(tree, version="550.54.14"):
     tree[lib + "libnvidia-ml.so.1"] = Link(f"libnvidia-ml.so.{version}")
 
 
+# --- the kernel log ---------------------------------------------------------------
+# A recorded /dev/kmsg is a regular file holding what read() returns, one
+# record per line (PRIO,SEQ,TS_USEC,FLAGS;MESSAGE, dictionary lines start with
+# a space; Documentation/ABI/testing/dev-kmsg). proc/uptime is "now" for the
+# records' ages.
+
+KMSG_BOOT = [  # (prio, ts_usec, message, dictionary lines)
+    (5, 0, "Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) "
+     "(x86_64-linux-gnu-gcc-12 (Ubuntu 12.3.0-1ubuntu1~22.04) 12.3.0, GNU ld (GNU Binutils "
+     "for Ubuntu) 2.38) #45~22.04.1-Ubuntu SMP PREEMPT_DYNAMIC Wed Sep 11 15:25:05 UTC 2024", []),
+    (6, 0, "Command line: BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic "
+     "root=UUID=3b0f3c6e-8f1a-4b8e-9d55-2f2f0f1e6a11 ro quiet splash vt.handoff=7", []),
+    (6, 1204311, "pci 0000:00:00.0: [1022:1480] type 00 class 0x060000 conventional PCI endpoint",
+     [" SUBSYSTEM=pci", " DEVICE=+pci:0000:00:00.0"]),
+    (6, 2871002, "usb 1-4: new high-speed USB device number 2 using xhci_hcd",
+     [" SUBSYSTEM=usb", " DEVICE=c189:1"]),
+    (6, 3310456, "EXT4-fs (nvme0n1p2): mounted filesystem 3b0f3c6e-8f1a-4b8e-9d55-2f2f0f1e6a11 "
+     "ro with ordered data mode. Quota mode: none.", []),
+]
+
+
+def kmsg_driver(version_line, uvm=True):
+    """The nvidia module's load lines (NVRM: loading %s, nv.c)."""
+    out = [
+        (4, 4123456, "nvidia: loading out-of-tree module taints kernel.", []),
+        (4, 4123470, "nvidia: module license 'NVIDIA' taints kernel.", []),
+        (5, 4512345, "NVRM: loading " + version_line, []),
+    ]
+    if uvm:
+        out.append((6, 4790211, "nvidia-uvm: Loaded the UVM driver, major device number 510.", []))
+    return out
+
+
+KMSG_LATER = [
+    (6, 62001000000, "audit: type=1400 audit(1764669600.123:245): apparmor=\"DENIED\" "
+     "operation=\"open\" class=\"file\" profile=\"snap.firefox.firefox\" "
+     "name=\"/proc/pressure/memory\" pid=4021 comm=\"firefox\" requested_mask=\"r\" "
+     "denied_mask=\"r\" fsuid=1000 ouid=0", []),
+]
+
+
+def kmsg(records):
+    """dev/kmsg text; sequence numbers in order from 0."""
+    out = ""
+    for seq, (prio, ts, msg, dictionary) in enumerate(records):
+        out += f"{prio},{seq},{ts},-;{msg}\n"
+        out += "".join(d + "\n" for d in dictionary)
+    return out
+
+
+WS_LOADING = "NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024"
+HGX_LOADING = ("NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
+               "(dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 19:33:09 UTC 2024")
+WS_UPTIME = "86400.25 2700000.10\n"  # one day up; the records' ages count from here
+WS_KMSG = KMSG_BOOT + kmsg_driver(WS_LOADING) + KMSG_LATER
+
+
 def ws_base(tree):
     """Everything of ws-4x4090 that no variant changes."""
     tree["proc/meminfo"] = meminfo(131891232, 74334760, 23456788)
@@ -295,6 +352,9 @@ def ws_base(tree):
     v2_cgroup(tree, "/user.slice/user-1000.slice/session-3.scope", {})
     tree["proc/self/status"] = status(1000, 1000, [4, 24, 27, 30, 44, 46, 1000])
     tree["proc/self/limits"] = limits()
+    tree["proc/uptime"] = WS_UPTIME
+    tree["proc/sys/kernel/dmesg_restrict"] = "1\n"  # Ubuntu's default
+    tree["dev/kmsg"] = kmsg(KMSG_BOOT + KMSG_LATER)  # no driver loaded
 
 
 def ws_4x4090():
@@ -308,6 +368,24 @@ def ws_4x4090():
     ws_devnodes(t)
     ws_libs(t)
     process(t, 1201, "nvidia-persistenced", PERSISTENCED_CMDLINE)
+    t["dev/kmsg"] = kmsg(WS_KMSG)
+    return t
+
+
+def ws_xid79():
+    """ws-4x4090 whose GPU 0000:41:00.0 fell off the bus ~400 s before the
+    snapshot (Xid 79, nvidia-facts.md §1.4 line shapes), among unrelated noise."""
+    t = ws_4x4090()
+    uuid = ws_uuid("0000:41:00.0")
+    t["dev/kmsg"] = kmsg(WS_KMSG + [
+        (6, 85990100000, "usb 1-4: USB disconnect, device number 2", [" SUBSYSTEM=usb"]),
+        (4, 85990123456, f"NVRM: GPU at PCI:0000:41:00: {uuid}", []),
+        (4, 85990123480, "NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, "
+         "GPU has fallen off the bus.", []),
+        (4, 85990123500, "NVRM: GPU 0000:41:00.0: GPU has fallen off the bus.", []),
+        (6, 86010000000, "EXT4-fs (nvme0n1p2): re-mounted 3b0f3c6e-8f1a-4b8e-9d55-2f2f0f1e6a11 "
+         "r/w. Quota mode: none.", []),
+    ])
     return t
 
 
@@ -341,6 +419,7 @@ def ws_no_uvm():
     del t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"]
     del t["dev/nvidia-uvm"]
     del t["dev/nvidia-uvm-tools"]
+    t["dev/kmsg"] = kmsg(KMSG_BOOT + kmsg_driver(WS_LOADING, uvm=False) + KMSG_LATER)
     return t
 
 
@@ -448,6 +527,12 @@ def hgx_8xh100():
         "Package: zlib1g\nStatus: install ok installed\nVersion: 1:1.2.11.dfsg-2ubuntu9.2\n")
     process(t, 2201, "nvidia-persistenced", PERSISTENCED_CMDLINE)
     process(t, 2301, "nv-fabricmanager", FM_CMDLINE)
+    t["proc/uptime"] = "604800.50 90000000.00\n"
+    t["proc/sys/kernel/dmesg_restrict"] = "1\n"
+    # The NVSwitch open line: gpud test data (nvidia-facts.md §7.3), with
+    # this tree's nvidia-nvswitch major.
+    t["dev/kmsg"] = kmsg(KMSG_BOOT + kmsg_driver(HGX_LOADING) + [
+        (6, 5206764 + i, f"nvidia-nvswitch{i}: open (major=508)", []) for i in range(4)])
     return t
 
 
@@ -549,6 +634,11 @@ def garbage():
     t["usr/lib/x86_64-linux-gnu/libcuda.so.1.2.x"] = ""
     t["usr/bin/nv-fabricmanager"] = ""
     t["var/lib/dpkg/status"] = junk + b"\nPackage: nvidia-fabricmanager-550\nVersion:"
+    t["proc/uptime"] = b"\xff lots\n"
+    t["proc/sys/kernel/dmesg_restrict"] = "2\n"
+    t["dev/kmsg"] = (junk + b"\n4,x,y,-;NVRM: Xid (PCI:0000:01:00): 79\n"
+                     b"4,1,99999999999999999999999,-;NVRM: Xid (PCI:zz): 999999999999, \xff\n"
+                     b"6,2,3;no flags\n;\n,,,;\n \n SUBSYSTEM=pci\n")
     return t
 
 
@@ -586,6 +676,7 @@ TREES = {
     "ws-4x4090-no-devnodes": ws_no_devnodes,
     "ws-4x4090-ulimit": ws_ulimit,
     "ws-4x4090-devnode-perms": ws_devnode_perms,
+    "ws-4x4090-xid79": ws_xid79,
     "hgx-8xh100-no-fm": hgx_no_fm,
     "container-no-gpus": lambda: container(False),
     "container-denied": lambda: container(True),

@@ -225,8 +225,11 @@ TEST(Decode, MultiLineNvrmMessagesAreJoined) {
       "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7",
       "nouveau 0000:01:00.0: DRM: VRAM: 8192 MiB",
       "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus.",
+      "NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is",
+      "NVRM:  supported through the NVIDIA 470.xx Legacy drivers. Please",
   });
-  ASSERT_EQ(ev.size(), 8u);
+  ASSERT_EQ(ev.size(), 9u);
+  EXPECT_EQ(ev[8].type, "gpu-unsupported");
   EXPECT_EQ(ev[0].type, "api-mismatch");
   EXPECT_NE(ev[0].message.find("550.54.14"), std::string::npos);
   EXPECT_NE(ev[0].message.find("535.104.05"), std::string::npos);

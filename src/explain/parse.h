@@ -1,0 +1,55 @@
+// Internal to explain: the line parsers that turn pasted text into snapshot
+// fields. Each parser looks at one line at a time (plus what earlier lines
+// left in TextParse) and records what it understood; none backtracks, so the
+// whole parse is linear in the input.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "probe/text.h"  // trim
+#include "snapshot/snapshot.h"
+
+namespace gd {
+
+// Lines longer than this are cut before matching: no real error line is
+// longer, and it keeps binary junk from costing more than it weighs.
+inline constexpr size_t kMaxLineChars = 4096;
+
+struct TextParse {
+  Snapshot* s = nullptr;
+  std::set<std::string> observed;  // probe names the text said something about
+  // nvidia-smi table state: the GPU whose row continues on the next lines.
+  int smi_row = -1;            // index into s->nvml.gpus of the row being read, -1 none
+  int smi_row_line = 0;        // which line of the 3-line row comes next (1, 2)
+  bool smi_processes = false;  // inside the "Processes:" table
+  // The last command line seen ("$ nvidia-smi", ">>> import torch"), to tell
+  // whose crash a "Segmentation fault" is.
+  std::string last_command;
+};
+
+// Adds a reported line (kind, code, text) with its line number.
+void add_reported(TextParse* p, std::string kind, int code, std::string text, std::string_view line,
+                  int line_no);
+
+// Lower-case ASCII copy (other bytes unchanged).
+std::string lower_ascii(std::string_view s);
+bool icontains(std::string_view lowered_haystack, std::string_view lowered_needle);
+
+// Each returns true when it understood the line (the next parsers still run;
+// a line can carry several signals).
+bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
+bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
+bool parse_smi_table_line(std::string_view line, int line_no, TextParse* p);
+bool parse_container_line(std::string_view line, std::string_view lowered, int line_no,
+                          TextParse* p);
+bool parse_env_line(std::string_view line, int line_no, TextParse* p);
+bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
+
+// The CUDA run "user" the text describes, created on first use.
+CudaRun& text_cuda_run(TextParse* p);
+// Marks NVML as seen in the text.
+NvmlInfo& text_nvml(TextParse* p);
+
+}  // namespace gd

@@ -1,0 +1,63 @@
+// Container runtime errors. Real lines this file reads (Docker 24-27,
+// nvidia-container-toolkit 1.14-1.17; facts §6.3):
+//
+//   docker: Error response from daemon: could not select device driver "" with capabilities:
+//     [[gpu]].
+//   nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.
+//   nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot
+//     open shared object file: no such file or directory: unknown.
+//   nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update
+//     your driver to a newer version, or use an earlier cuda container: unknown.
+//   nvidia-container-cli: device error: 3: unknown device: unknown.
+#include "catalog/cuda_errors.h"
+#include "explain/parse.h"
+
+namespace gd {
+namespace {
+
+// The text between `key` and the next ": " or ", " (or the end).
+std::string field_after(std::string_view line, size_t at, size_t key_len) {
+  std::string_view rest = line.substr(at + key_len);
+  size_t end = std::min(rest.find(": "), rest.find(", "));
+  return std::string(trim(rest.substr(0, end)));
+}
+
+}  // namespace
+
+bool parse_container_line(std::string_view line, std::string_view lowered, int line_no,
+                          TextParse* p) {
+  if (icontains(lowered, "could not select device driver") &&
+      icontains(lowered, "capabilities: [[gpu]]")) {
+    add_reported(p, "container-runtime", -1, "could not select device driver \"\" for [[gpu]]",
+                 line, line_no);
+    return true;
+  }
+  if (!icontains(lowered, "nvidia-container-cli") &&
+      !icontains(lowered, "nvidia-container-runtime"))
+    return false;
+  if (size_t at = lowered.find("nvml error: "); at != std::string_view::npos) {
+    std::string what = field_after(line, at, 12);
+    int rc = nvml_error_by_string(what);
+    add_reported(p, "container-runtime", rc, "nvml error: " + what, line, line_no);
+    return true;
+  }
+  if (size_t at = lowered.find("load library failed: "); at != std::string_view::npos) {
+    add_reported(p, "container-runtime", -1, "load library failed: " + field_after(line, at, 21),
+                 line, line_no);
+    return true;
+  }
+  if (size_t at = lowered.find("unsatisfied condition: "); at != std::string_view::npos) {
+    add_reported(p, "container-runtime", -1, "unsatisfied condition: " + field_after(line, at, 23),
+                 line, line_no);
+    return true;
+  }
+  if (size_t at = lowered.find("device error: "); at != std::string_view::npos) {
+    std::string dev = field_after(line, at, 14);
+    add_reported(p, "container-runtime", -1, "unknown device: " + dev, line, line_no);
+    return true;
+  }
+  add_reported(p, "container-runtime", -1, std::string(trim(line)).substr(0, 200), line, line_no);
+  return true;
+}
+
+}  // namespace gd

@@ -1,0 +1,257 @@
+// CUDA errors as programs print them. Real lines this file reads:
+//
+// PyTorch 2.x (c10/cuda/CUDAFunctions.cpp, torch/cuda/__init__.py; facts §3):
+//   UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run
+//     some cuda functions before calling NumCudaDevices() that might have already set an error?
+//     Error 2: out of memory (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)
+//   UserWarning: CUDA initialization: CUDA driver initialization failed, you might not have a
+//     CUDA gpu.
+//   UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set
+//     up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.
+//   RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA
+//     GPU and installed a driver from http://www.nvidia.com/Download/index.aspx
+//   UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found
+//     version 12020).
+//   RuntimeError: CUDA error: system not yet initialized
+//   RuntimeError: No CUDA GPUs are available
+//   RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with
+//     multiprocessing, you must use the 'spawn' start method
+//   torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total
+//     capacity of 23.65 GiB of which 17.06 MiB is free.
+// Driver and runtime API users, frameworks:
+//   cuInit failed: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+//   CUDA error 999 at main.cu:12 / CUDA error (999) / cudaErrorStubLibrary
+//   ImportError: libcuda.so.1: cannot open shared object file: No such file or directory
+// NCCL (src/include/checks.h CUDACHECK):
+//   node1:2201:2201 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'
+//   torch.distributed.DistBackendError: NCCL error in: ..., unhandled cuda error
+#include <cstdlib>
+
+#include "catalog/cuda_errors.h"
+#include "explain/parse.h"
+
+namespace gd {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ident(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+// The number starting at `pos` (blanks, '(' , '=' and '#' skipped); -1 if none.
+int number_at(std::string_view s, size_t pos) {
+  while (pos < s.size() &&
+         (s[pos] == ' ' || s[pos] == '(' || s[pos] == '=' || s[pos] == '#' || s[pos] == ':')) {
+    ++pos;
+  }
+  if (pos >= s.size() || !is_digit(s[pos])) return -1;
+  long v = 0;
+  while (pos < s.size() && is_digit(s[pos]) && v < 1000000) v = v * 10 + (s[pos++] - '0');
+  return static_cast<int>(v);
+}
+
+std::string_view ident_at(std::string_view s, size_t pos) {
+  size_t end = pos;
+  while (end < s.size() && is_ident(s[end])) ++end;
+  return s.substr(pos, end - pos);
+}
+
+// Codes that happen after CUDA started (kernel faults, bad arguments): they
+// are reported, but do not say CUDA failed to start.
+bool after_start_code(int code) {
+  switch (code) {
+    case 1:
+    case 101:
+    case 209:
+    case 214:
+    case 218:
+    case 222:
+    case 500:
+    case 700:
+    case 719:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void set_driver_code(TextParse* p, int code) {
+  if (after_start_code(code)) return;
+  CudaRun& r = text_cuda_run(p);
+  if (r.init_rc <= 0) r.init_rc = code;
+}
+
+void set_runtime_code(TextParse* p, int code, int driver_version = -1) {
+  if (after_start_code(code)) return;
+  CudaRun& r = text_cuda_run(p);
+  if (r.cudart_rc <= 0) {
+    r.cudart_rc = code;
+    r.cudart_loaded = "as reported";
+  }
+  if (driver_version >= 0) {
+    r.driver_version = driver_version;
+    r.driver_version_rc = 0;
+  }
+}
+
+// The runtime string inside a message: "out of memory" from
+// "CUDA error: out of memory" (the message may end with '.' or more text).
+const CudaErrorInfo* runtime_string_in(std::string_view text) {
+  text = trim(text);
+  for (int i = 0; i < 3 && !text.empty(); ++i) {
+    if (const CudaErrorInfo* e = find_cuda_error_by_runtime_string(text)) return e;
+    while (!text.empty() && (text.back() == '.' || text.back() == '\'' || text.back() == '"')) {
+      text.remove_suffix(1);
+    }
+  }
+  // "out of memory (Triggered internally at ...)": cut at " (".
+  if (size_t cut = text.find(" ("); cut != std::string_view::npos) {
+    return find_cuda_error_by_runtime_string(trim(text.substr(0, cut)));
+  }
+  return nullptr;
+}
+
+struct Phrase {
+  const char* lowered;
+  int code;            // cudaError_t
+  int driver_version;  // -1 unknown; 0: PyTorch saw no driver at all
+};
+
+// PyTorch's own sentences for cudaGetDeviceCount results (facts §3 "Other points").
+const Phrase kPhrases[] = {
+    {"cuda driver initialization failed, you might not have a cuda gpu", 3, -1},
+    {"cuda unknown error - this may be due to an incorrectly set up environment", 999, -1},
+    {"found no nvidia driver on your system", 35, 0},
+    {"no cuda gpus are available", 100, -1},
+};
+
+}  // namespace
+
+bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
+  bool hit = false;
+  // CUDA_ERROR_* names: driver API.
+  for (size_t at = line.find("CUDA_ERROR_"); at != std::string_view::npos;
+       at = line.find("CUDA_ERROR_", at + 1)) {
+    std::string_view name = ident_at(line, at);
+    if (const CudaErrorInfo* e = find_cuda_error_by_name(name)) {
+      set_driver_code(p, e->code);
+      add_reported(p, "cuda-driver", e->code, std::string(name), line, line_no);
+      return true;
+    }
+  }
+  // cudaError* names: runtime API.
+  for (size_t at = line.find("cudaError"); at != std::string_view::npos;
+       at = line.find("cudaError", at + 1)) {
+    std::string_view name = ident_at(line, at);
+    if (name == "cudaError" || name == "cudaError_t") continue;
+    if (const CudaErrorInfo* e = find_cuda_error_by_name(name)) {
+      set_runtime_code(p, e->code);
+      add_reported(p, "cuda-runtime", e->code, std::string(name), line, line_no);
+      return true;
+    }
+  }
+  if (icontains(lowered, "cannot re-initialize cuda in forked subprocess")) {
+    add_reported(p, "fork-after-init", -1, "Cannot re-initialize CUDA in forked subprocess", line,
+                 line_no);
+    return true;
+  }
+  if (size_t at = lowered.find("cuda out of memory. tried to allocate");
+      at != std::string_view::npos) {
+    add_reported(p, "cuda-alloc", 2, std::string(trim(line.substr(at))), line, line_no);
+    return true;
+  }
+  // NCCL: "NCCL WARN Cuda failure 'out of memory'".
+  if (size_t at = lowered.find("cuda failure '");
+      at != std::string_view::npos && icontains(lowered, "nccl")) {
+    std::string_view rest = line.substr(at + 14);
+    std::string_view what = rest.substr(0, rest.find('\''));
+    const CudaErrorInfo* e = find_cuda_error_by_runtime_string(what);
+    int code = e != nullptr ? e->code : -1;
+    if (code > 0) set_runtime_code(p, code);
+    add_reported(p, "nccl", code, std::string(what), line, line_no);
+    return true;
+  }
+  if (icontains(lowered, "unhandled cuda error") && icontains(lowered, "nccl")) {
+    add_reported(p, "nccl", -1, "unhandled cuda error", line, line_no);
+    hit = true;
+  }
+  // PyTorch: "... Error 2: out of memory".
+  if (icontains(lowered, "cudagetdevicecount") || icontains(lowered, "cuda initialization")) {
+    for (size_t at = line.find("Error "); at != std::string_view::npos;
+         at = line.find("Error ", at + 1)) {
+      int code = number_at(line, at + 6);
+      size_t colon = line.find(':', at + 6);
+      if (code > 0 && colon != std::string_view::npos) {
+        set_runtime_code(p, code);
+        std::string_view text = trim(line.substr(colon + 1));
+        text = text.substr(0, text.find(" (Triggered"));
+        add_reported(p, "cuda-runtime", code, std::string(text), line, line_no);
+        return true;
+      }
+    }
+  }
+  if (size_t at = lowered.find("the nvidia driver on your system is too old");
+      at != std::string_view::npos) {
+    int version = -1;
+    if (size_t v = lowered.find("found version", at); v != std::string_view::npos) {
+      version = number_at(line, v + 13);
+    }
+    set_runtime_code(p, 35, version);
+    add_reported(p, "cuda-runtime", 35, "The NVIDIA driver on your system is too old", line,
+                 line_no);
+    return true;
+  }
+  for (const Phrase& ph : kPhrases) {
+    if (size_t at = lowered.find(ph.lowered); at != std::string_view::npos) {
+      set_runtime_code(p, ph.code, ph.driver_version);
+      std::string_view text = trim(line.substr(at));
+      add_reported(p, "cuda-runtime", ph.code, std::string(text.substr(0, 120)), line, line_no);
+      return true;
+    }
+  }
+  // "CUDA error: system not yet initialized"
+  if (size_t at = lowered.find("cuda error: "); at != std::string_view::npos) {
+    std::string_view rest = line.substr(at + 12);
+    if (const CudaErrorInfo* e = runtime_string_in(rest)) {
+      set_runtime_code(p, e->code);
+      add_reported(p, "cuda-runtime", e->code, e->runtime_string, line, line_no);
+      return true;
+    }
+  }
+  // "CUDA error 999", "CUDA error (999)", "CUDA error code 999", "CUDA error = 999"
+  for (size_t at = lowered.find("cuda error"); at != std::string_view::npos;
+       at = lowered.find("cuda error", at + 1)) {
+    size_t pos = at + 10;
+    if (lowered.substr(pos, 5) == " code") pos += 5;
+    int code = number_at(line, pos);
+    if (code > 0) {
+      set_runtime_code(p, code);
+      add_reported(p, "cuda-runtime", code, "CUDA error " + std::to_string(code), line, line_no);
+      return true;
+    }
+  }
+  // Runtime strings quoted alone ("no CUDA-capable device is detected").
+  if (icontains(lowered, "no cuda-capable device is detected")) {
+    set_runtime_code(p, 100);
+    add_reported(p, "cuda-runtime", 100, "no CUDA-capable device is detected", line, line_no);
+    return true;
+  }
+  if (icontains(lowered, "cuda driver version is insufficient for cuda runtime version")) {
+    set_runtime_code(p, 35);
+    add_reported(p, "cuda-runtime", 35,
+                 "CUDA driver version is insufficient for CUDA runtime version", line, line_no);
+    return true;
+  }
+  if (size_t at = lowered.find("libcuda.so");
+      at != std::string_view::npos && icontains(lowered, "cannot open shared object file") &&
+      !icontains(lowered, "nvidia-container-cli")) {
+    CudaRun& r = text_cuda_run(p);
+    r.library_loaded.clear();
+    r.dlopen_error = std::string(trim(line.substr(at)));
+    add_reported(p, "cuda-driver", -1, r.dlopen_error, line, line_no);
+    return true;
+  }
+  return hit;
+}
+
+}  // namespace gd

@@ -1,0 +1,402 @@
+// Error code -> candidate causes. Transcribed from shared/reference/
+// nvidia-facts.md §3 (CUDA codes at init, 2026-12), §4.1 (NVML codes), §6.3
+// (container toolkit) and §10 (quick triage map); the order of each list is
+// the order of likelihood those sections give. What the text cannot decide,
+// `gpudoctor check` on the machine can: every candidate says which reading
+// tells it apart.
+#include "explain/suspects.h"
+
+#include <algorithm>
+#include <map>
+
+#include "catalog/cuda_errors.h"
+#include "catalog/findings.h"
+
+namespace gd {
+namespace {
+
+struct Rule {
+  const char* signal;
+  std::vector<const char*> ids;
+};
+
+// clang-format off
+const std::vector<Rule> kRules = {
+  // §3 code 2 / §10 "CUDA 2 at init": host VA limits first, then a full GPU.
+  {"cuda:2",   {"memory.address-space-limit", "memory.held-by-other-process"}},
+  // §3 code 3: driver state, missing device nodes, fork after init.
+  {"cuda:3",   {"devnodes.missing", "devnodes.permission", "driver.not-loaded", "cuda.fork-after-init"}},
+  {"cuda:34",  {"cuda.stub-library"}},                                         // §3, §10
+  {"cuda:35",  {"driver.too-old-for-cuda", "driver.not-loaded"}},              // §3, §10
+  // §3 "Other points": PyTorch says "Found no NVIDIA driver" when the driver
+  // version is 0: no driver at all, or none mounted into the container (§6.3).
+  {"cuda:35-no-driver", {"driver.not-loaded", "container.no-gpus", "container.capabilities"}},
+  {"cuda:no-libcuda",   {"driver.not-loaded", "container.capabilities"}},
+  {"cuda:46",  {"compute-mode.exclusive"}},                                    // §3
+  {"cuda:100", {"visible-devices.hides-all", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},  // §3, §10
+  {"cuda:304", {"devnodes.permission", "cgroup.device-denied"}},               // §3
+  {"cuda:802", {"fabric-manager.not-running"}},                                // §3, §10
+  {"cuda:803", {"cuda.compat-mismatch", "driver.library-mismatch", "container.driver-mismatch"}},  // §3, §10
+  {"cuda:804", {"cuda.compat-unsupported"}},                                   // §3, §10
+  {"cuda:805", {"mps.unreachable"}}, {"cuda:806", {"mps.unreachable"}},        // §3 805-812
+  {"cuda:807", {"mps.unreachable"}}, {"cuda:808", {"mps.unreachable"}},
+  // §3 code 999 / §10: UVM missing or broken (after suspend), GPU in a bad state.
+  {"cuda:999", {"uvm.missing", "uvm.hmm", "driver.after-suspend", "gpu.fallen-off-bus"}},
+  {"cuda-alloc", {"memory.held-by-other-process"}},
+  // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
+  {"nvml:9",   {"driver.not-loaded", "driver.nouveau", "driver.module-load-failed", "driver.gpu-unsupported"}},
+  {"nvml:4",   {"devnodes.permission"}},                                       // §4.1
+  {"nvml:12",  {"driver.not-loaded"}},                                         // §4.1
+  {"nvml:15",  {"gpu.fallen-off-bus"}},                                        // §4.1, §10
+  {"nvml:16",  {"gpu.reset-required"}},                                        // §4.1
+  {"nvml:17",  {"cgroup.device-denied"}},                                      // §4.1
+  {"nvml:18",  {"driver.library-mismatch", "container.driver-mismatch"}},      // §4.1, §10
+  // NVML_ERROR_UNKNOWN at init: device nodes the process may not open (in a
+  // container, the device cgroup), or a GPU in a bad state (§4.1 codes 4, 17).
+  {"nvml:999", {"cgroup.device-denied", "devnodes.permission", "gpu.fallen-off-bus"}},
+  {"nvml-handle:15",  {"gpu.fallen-off-bus"}},
+  {"nvml-handle:999", {"gpu.fallen-off-bus", "gpu.reset-required"}},
+  {"nvml:no-devices", {"driver.module-load-failed", "driver.gpu-unsupported", "container.no-gpus"}},
+  {"nvml:crash", {"nvml.init-failed"}},
+  {"nvidia-smi-missing", {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
+  {"container:lib-missing", {"driver.not-loaded"}},                            // §6.3
+  {"container:requirement", {"driver.too-old-for-cuda"}},                      // §6.3 NVIDIA_REQUIRE_CUDA
+  // §2 / §10: kernel log lines.
+  {"nvrm:api-mismatch",   {"driver.library-mismatch", "container.driver-mismatch"}},
+  {"nvrm:gpu-unsupported",          {"driver.gpu-unsupported"}},
+  {"nvrm:open-module-unsupported",  {"driver.gpu-unsupported"}},
+  {"nvrm:rm-init-failed",           {"driver.module-load-failed"}},
+  {"nvrm:gsp-init-failed",          {"driver.module-load-failed"}},
+  {"nvrm:probe-failed",             {"driver.module-load-failed"}},
+  {"nvrm:unknown-symbol",           {"driver.module-load-failed"}},
+  {"nvrm:no-devices",               {"driver.module-load-failed", "driver.gpu-unsupported"}},
+  {"nvrm:probe-not-called",         {"driver.nouveau", "driver.module-load-failed"}},
+  {"module-signature:rejected",     {"driver.module-load-failed"}},
+  {"kernel:nouveau",      {"driver.nouveau"}},
+};
+
+struct Help {
+  const char* id;
+  std::vector<const char*> fix;
+  const char* decide;  // what to run on the machine to tell this cause from the others
+};
+
+const std::vector<Help> kHelp = {
+  {"memory.address-space-limit", {"ulimit -v unlimited   # before starting the program (job script, shell)"},
+   "run `gpudoctor check` on that machine: it reads ulimit -v and every GPU's memory and tells an address-space limit from a full GPU"},
+  {"memory.held-by-other-process", {"nvidia-smi   # which processes hold the GPU's memory; stop them or use another GPU"},
+   "run `gpudoctor check` (or nvidia-smi) on that machine: it lists the memory other processes hold"},
+  {"devnodes.missing", {"sudo nvidia-modprobe -c 0 -u   # creates /dev/nvidiactl, /dev/nvidia0 and /dev/nvidia-uvm"},
+   "ls -l /dev/nvidia*   # or `gpudoctor check`, which also reads the driver's GPU list"},
+  {"devnodes.permission", {"sudo usermod -aG video $USER   # if the nodes belong to group video; log in again"},
+   "ls -l /dev/nvidia*; id   # or `gpudoctor check`, which tests opening each node"},
+  {"driver.not-loaded", {"sudo modprobe nvidia   # and install the driver if modprobe cannot find it"},
+   "lsmod | grep nvidia; cat /proc/driver/nvidia/version   # or `gpudoctor check`"},
+  {"cuda.fork-after-init", {"torch.multiprocessing.set_start_method('spawn')   # or DataLoader(multiprocessing_context='spawn')"},
+   "look for a CUDA call (torch.cuda.is_available(), .cuda()) before the fork; PYTORCH_NVML_BASED_CUDA_CHECK=1 makes is_available() fork-safe (facts §6.2)"},
+  {"cuda.stub-library", {"remove .../lib64/stubs from LD_LIBRARY_PATH and /etc/ld.so.conf.d/, then sudo ldconfig"},
+   "echo $LD_LIBRARY_PATH; ldconfig -p | grep libcuda   # or `gpudoctor check`, which names the libcuda loaded"},
+  {"driver.too-old-for-cuda", {"install a driver that supports this CUDA version, or use a CUDA/framework build for the installed driver"},
+   "nvidia-smi   # 'CUDA Version' is the newest CUDA the driver supports; `gpudoctor check` compares it with the runtime"},
+  {"container.no-gpus", {"docker run --gpus all ...   # or --runtime=nvidia / a CDI device (--device nvidia.com/gpu=all)"},
+   "run `gpudoctor check` inside the container: it sees whether GPUs were passed in"},
+  {"container.capabilities", {"docker run -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ..."},
+   "echo $NVIDIA_DRIVER_CAPABILITIES inside the container   # compute is needed for CUDA, utility for nvidia-smi"},
+  {"compute-mode.exclusive", {"sudo nvidia-smi -i <N> -c DEFAULT   # or use another GPU"},
+   "nvidia-smi --query-gpu=index,compute_mode --format=csv; nvidia-smi   # which process holds it"},
+  {"visible-devices.hides-all", {"unset CUDA_VISIBLE_DEVICES   # or set it to GPUs that exist"},
+   "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\" in the job's environment"},
+  {"mig.no-instances", {"sudo nvidia-smi mig -cgi <profile> -C   # create GPU and compute instances"},
+   "nvidia-smi -L   # lists MIG devices; `gpudoctor check` too"},
+  {"cgroup.device-denied", {"docker run --gpus all ... (not a bare --device); with cgroup v2 and systemd, configure the toolkit's CDI mode or restart the container"},
+   "run `gpudoctor check` inside the container: it reads the device cgroup"},
+  {"fabric-manager.not-running", {"sudo systemctl enable --now nvidia-fabricmanager   # same version as the driver"},
+   "systemctl status nvidia-fabricmanager; nvidia-smi -q | grep -A2 Fabric   # or `gpudoctor check`"},
+  {"cuda.compat-mismatch", {"remove the cuda-compat directory from LD_LIBRARY_PATH, or install the driver it was made for"},
+   "echo $LD_LIBRARY_PATH; cat /proc/driver/nvidia/version   # or `gpudoctor check`, which names the libcuda loaded"},
+  {"cuda.compat-unsupported", {"remove the cuda-compat directory from LD_LIBRARY_PATH (GeForce GPUs do not support it), or upgrade the driver"},
+   "echo $LD_LIBRARY_PATH   # or `gpudoctor check`"},
+  {"driver.library-mismatch", {"sudo reboot   # loads the kernel module matching the installed libraries"},
+   "cat /proc/driver/nvidia/version; nvidia-smi   # or `gpudoctor check`, which compares module and libraries"},
+  {"container.driver-mismatch", {"remove the driver libraries baked into the image; let the NVIDIA runtime mount the host's"},
+   "ls /usr/lib/x86_64-linux-gnu/libcuda.so.* inside the container vs cat /proc/driver/nvidia/version"},
+  {"mps.unreachable", {"nvidia-cuda-mps-control -d   # start the daemon, or unset CUDA_MPS_PIPE_DIRECTORY"},
+   "echo $CUDA_MPS_PIPE_DIRECTORY; pgrep -a nvidia-cuda-mps   # or `gpudoctor check`"},
+  {"uvm.missing", {"sudo nvidia-modprobe -c 0 -u   # loads nvidia_uvm and creates /dev/nvidia-uvm"},
+   "lsmod | grep nvidia_uvm; ls -l /dev/nvidia-uvm   # or `gpudoctor check`"},
+  {"uvm.hmm", {"echo 'options nvidia_uvm uvm_disable_hmm=1' | sudo tee /etc/modprobe.d/nvidia-uvm-hmm.conf, then reload nvidia_uvm"},
+   "cat /sys/module/nvidia_uvm/parameters/uvm_disable_hmm; sudo dmesg | grep -i uvm   # or `gpudoctor check`"},
+  {"driver.after-suspend", {"sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm   # or reboot"},
+   "journalctl -k | grep -i 'PM: suspend'   # a resume before the failure; `gpudoctor check` reads it"},
+  {"gpu.fallen-off-bus", {"reboot (or power-cycle) the machine; if it repeats, reseat the GPU and check power"},
+   "sudo dmesg | grep -i -e xid -e 'fallen off'   # Xid 79 names the GPU; or `gpudoctor check`"},
+  {"gpu.reset-required", {"sudo nvidia-smi -r -i <N>   # with nothing running on it, or reboot"},
+   "sudo dmesg | grep -i xid; nvidia-smi -q -d ROW_REMAPPER   # or `gpudoctor check`"},
+  {"driver.nouveau", {"blacklist nouveau (echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf), sudo update-initramfs -u, reboot"},
+   "lsmod | grep -e nouveau -e nvidia   # or `gpudoctor check`"},
+  {"driver.module-load-failed", {"sudo dmesg | grep -i nvrm   # the reason: Secure Boot (sign the module or use the signed one), probe failure, unsupported GPU"},
+   "sudo dmesg | grep -i -e nvrm -e nvidia; mokutil --sb-state   # or `gpudoctor check`"},
+  {"driver.gpu-unsupported", {"install a driver branch that supports the GPU (legacy branch for old GPUs, newer for new ones)"},
+   "lspci -nn | grep -i nvidia; cat /proc/driver/nvidia/version   # or `gpudoctor check`"},
+  {"nvml.init-failed", {"reinstall the driver's user-space part (nvidia-utils / libnvidia-compute of the loaded branch)"},
+   "sudo dmesg | grep -i nvrm; `gpudoctor check`, which runs NVML in a child it can watch"},
+};
+// clang-format on
+
+const Help* help_for(const std::string& id) {
+  for (const auto& h : kHelp) {
+    if (id == h.id) return &h;
+  }
+  return nullptr;
+}
+
+bool has_reported(const Snapshot& s, const std::string& kind) {
+  return std::any_of(s.reported.begin(), s.reported.end(),
+                     [&](const ReportedError& r) { return r.kind == kind; });
+}
+
+std::string line_ref(const ReportedError& r) {
+  return "line " + std::to_string(r.line_no) + ": " + r.line.substr(0, 300);
+}
+
+// A signal and the pasted lines that show it.
+struct Signal {
+  std::string key;
+  std::vector<std::string> lines;
+};
+
+void add_signal(std::vector<Signal>* out, const std::string& key, std::vector<std::string> lines) {
+  for (auto& sig : *out) {
+    if (sig.key == key) return;
+  }
+  out->push_back({key, std::move(lines)});
+}
+
+std::vector<std::string> reported_lines(const Snapshot& s, std::initializer_list<const char*> kinds,
+                                        int code) {
+  // The first few lines say it; a log that repeats it a thousand times
+  // only needs the count.
+  constexpr size_t kMaxLines = 3;
+  std::vector<std::string> out;
+  size_t more = 0;
+  for (const auto& r : s.reported) {
+    for (const char* k : kinds) {
+      if (r.kind != k || (code >= 0 && r.code != code)) continue;
+      if (out.size() < kMaxLines) {
+        out.push_back(line_ref(r));
+      } else {
+        ++more;
+      }
+    }
+  }
+  if (more > 0) out.push_back("(and " + std::to_string(more) + " more lines like these)");
+  return out;
+}
+
+std::vector<Signal> signals(const Snapshot& s) {
+  std::vector<Signal> out;
+  for (const auto& run : s.cuda.runs) {
+    if (run.label != "user") continue;
+    if (run.child_error.rfind("crashed", 0) == 0) continue;
+    if (run.library_loaded.empty()) {
+      add_signal(&out, "cuda:no-libcuda", reported_lines(s, {"cuda-driver"}, -1));
+    }
+    for (int code : {run.cudart_rc, run.init_rc}) {
+      if (code <= 0) continue;
+      std::string key = "cuda:" + std::to_string(code);
+      if (code == 35 && run.driver_version_rc == 0 && run.driver_version == 0) {
+        key = "cuda:35-no-driver";
+      }
+      add_signal(&out, key, reported_lines(s, {"cuda-runtime", "cuda-driver", "nccl"}, code));
+    }
+  }
+  const NvmlInfo& n = s.nvml;
+  if (n.child_error.rfind("crashed", 0) == 0) {
+    add_signal(&out, "nvml:crash", reported_lines(s, {"crash"}, -1));
+  } else if (n.init_rc > 0) {
+    add_signal(&out, "nvml:" + std::to_string(n.init_rc), reported_lines(s, {"nvml"}, n.init_rc));
+  }
+  for (const auto& g : n.gpus) {
+    if (g.handle_rc > 0) {
+      add_signal(&out, "nvml-handle:" + std::to_string(g.handle_rc),
+                 reported_lines(s, {"nvml"}, g.handle_rc));
+    }
+  }
+  if (has_reported(s, "nvml-no-devices")) {
+    add_signal(&out, "nvml:no-devices", reported_lines(s, {"nvml-no-devices"}, -1));
+  }
+  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc"}) {
+    if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
+  }
+  for (const auto& r : s.reported) {
+    if (r.kind != "container-runtime") continue;
+    if (r.text.rfind("load library failed", 0) == 0) {
+      add_signal(&out, "container:lib-missing", {line_ref(r)});
+    } else if (r.text.rfind("unsatisfied condition", 0) == 0) {
+      add_signal(&out, "container:requirement", {line_ref(r)});
+    } else if (r.text.rfind("nvml error", 0) == 0 && r.code > 0) {
+      add_signal(&out, "nvml:" + std::to_string(r.code), {line_ref(r)});
+    }
+  }
+  for (const auto& e : s.kernel_log.events) {
+    if (e.kind == "nvrm") add_signal(&out, "nvrm:" + e.type, {e.line});
+    if (e.kind == "nouveau") add_signal(&out, "kernel:nouveau", {e.line});
+    if (e.kind == "module-signature") add_signal(&out, "module-signature:" + e.type, {e.line});
+  }
+  return out;
+}
+
+// What else in the text speaks for (+) or against (-) a candidate.
+int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* lines) {
+  auto cite = [&](const char* kind) {
+    for (auto& l : reported_lines(s, {kind}, -1)) lines->push_back(std::move(l));
+  };
+  bool container = has_reported(s, "container-hint");
+  bool smi_works = s.nvml.attempted && s.nvml.init_rc == 0 && !s.nvml.gpus.empty();
+  auto env = s.env.vars.find("NVIDIA_DRIVER_CAPABILITIES");
+  int w = 0;
+  if (id == "container.capabilities" && env != s.env.vars.end()) {
+    const std::string& v = env->second;
+    bool compute = v.find("compute") != std::string::npos || v.find("all") != std::string::npos;
+    lines->push_back("NVIDIA_DRIVER_CAPABILITIES=" + v +
+                     (compute ? " includes compute" : " lacks compute, which CUDA needs"));
+    w += compute ? -1 : 2;
+  }
+  if (id == "container.no-gpus" || id == "container.driver-mismatch" ||
+      id == "cgroup.device-denied") {
+    if (container) {
+      cite("container-hint");
+      ++w;
+    }
+    if (id == "container.no-gpus" && smi_works) w -= 2;
+  }
+  if ((id == "driver.not-loaded" || id == "devnodes.missing") && smi_works) {
+    lines->push_back("nvidia-smi lists GPUs, so the driver and its device nodes are there");
+    w -= 2;
+  }
+  if (id == "driver.after-suspend" && has_reported(s, "resume")) {
+    cite("resume");
+    w += 2;
+  }
+  if (id == "uvm.missing") {
+    if (has_reported(s, "uvm-loaded")) {
+      cite("uvm-loaded");
+      w -= 2;
+    }
+    if (has_reported(s, "uvm-node-missing")) {
+      cite("uvm-node-missing");
+      w += 2;
+    }
+  }
+  if (id == "devnodes.missing" && has_reported(s, "devnodes-missing")) {
+    cite("devnodes-missing");
+    w += 2;
+  }
+  if (id == "devnodes.permission" && has_reported(s, "devnodes-permission")) {
+    cite("devnodes-permission");
+    w += 2;
+  }
+  if (id == "driver.nouveau" && has_reported(s, "nouveau")) {
+    cite("nouveau");
+    w += 2;
+  }
+  if (id == "mig.no-instances" && has_reported(s, "mig-none")) {
+    cite("mig-none");
+    w += 2;
+  }
+  for (const auto& g : s.nvml.gpus) {
+    std::string who = "nvidia-smi GPU " + std::to_string(g.index) +
+                      (g.pci_bus_id.ok() ? " (" + g.pci_bus_id.value + ")" : "");
+    if (id == "mig.no-instances" && g.mig_mode_current.ok() && g.mig_mode_current.value == 1) {
+      lines->push_back(who + ": MIG mode Enabled");
+      w += 1;
+    }
+    if (id == "compute-mode.exclusive" && g.compute_mode.ok() && g.compute_mode.value == 3) {
+      lines->push_back(who + ": compute mode E. Process");
+      w += 2;
+    }
+    if (id == "memory.held-by-other-process" && g.memory_total_bytes.ok() &&
+        g.memory_used_bytes.ok() && g.memory_total_bytes.value > 0) {
+      double share = static_cast<double>(g.memory_used_bytes.value) /
+                     static_cast<double>(g.memory_total_bytes.value);
+      if (share >= 0.9) {
+        lines->push_back(who + ": " + std::to_string(g.memory_used_bytes.value >> 20) + " of " +
+                         std::to_string(g.memory_total_bytes.value >> 20) + " MiB in use");
+        w += 2;
+      }
+    }
+  }
+  return w;
+}
+
+struct Suspect {
+  std::string id;
+  std::vector<std::string> evidence;
+  int weight = 0;
+  int signal_count = 0;
+  size_t best_pos = 99;
+  size_t first_seen = 0;
+};
+
+}  // namespace
+
+std::vector<Finding> suspect_findings(const Snapshot& s, const std::set<std::string>& decided) {
+  std::vector<Suspect> suspects;
+  for (const Signal& sig : signals(s)) {
+    auto rule = std::find_if(kRules.begin(), kRules.end(),
+                             [&](const Rule& r) { return sig.key == r.signal; });
+    if (rule == kRules.end()) continue;
+    for (size_t pos = 0; pos < rule->ids.size(); ++pos) {
+      std::string id = rule->ids[pos];
+      if (decided.count(id) != 0) continue;
+      auto it = std::find_if(suspects.begin(), suspects.end(),
+                             [&](const Suspect& x) { return x.id == id; });
+      if (it == suspects.end()) {
+        suspects.push_back({id, {}, 0, 0, pos, suspects.size()});
+        it = suspects.end() - 1;
+      }
+      ++it->signal_count;
+      it->best_pos = std::min(it->best_pos, pos);
+      for (const auto& l : sig.lines) {
+        if (std::find(it->evidence.begin(), it->evidence.end(), l) == it->evidence.end()) {
+          it->evidence.push_back(l);
+        }
+      }
+    }
+  }
+  for (auto& sus : suspects) {
+    std::vector<std::string> more;
+    sus.weight = weigh(s, sus.id, &more);
+    for (auto& l : more) {
+      if (std::find(sus.evidence.begin(), sus.evidence.end(), l) == sus.evidence.end()) {
+        sus.evidence.push_back(std::move(l));
+      }
+    }
+  }
+  std::stable_sort(suspects.begin(), suspects.end(), [](const Suspect& a, const Suspect& b) {
+    if (a.weight != b.weight) return a.weight > b.weight;
+    if (a.signal_count != b.signal_count) return a.signal_count > b.signal_count;
+    if (a.best_pos != b.best_pos) return a.best_pos < b.best_pos;
+    return a.first_seen < b.first_seen;
+  });
+  std::vector<Finding> out;
+  for (const auto& sus : suspects) {
+    const CatalogEntry* e = find_catalog_entry(sus.id);
+    Finding f;
+    f.id = sus.id;
+    f.severity = Severity::kWarn;
+    f.summary = std::string("Possible cause: ") + (e != nullptr ? e->title : sus.id);
+    f.evidence = sus.evidence;
+    f.check = "explain";
+    if (const Help* h = help_for(sus.id)) {
+      for (const char* fix : h->fix) f.remedy.push_back(fix);
+      f.remedy.push_back(std::string("To decide: ") + h->decide);
+    } else {
+      f.remedy.push_back("To decide: run `gpudoctor check` on that machine");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace gd

@@ -1,0 +1,227 @@
+// explain: pasted text -> snapshot fields -> the same checks -> ranked report.
+#include "explain/explain.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "report/report.h"
+
+namespace gd {
+namespace {
+
+Report explain(const Snapshot& s) { return explain_snapshot(s, Config{}); }
+
+const Finding* find(const Report& r, const std::string& id) {
+  for (const auto& f : r.findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+bool unobserved(const Snapshot& s, const std::string& src) {
+  return std::find(s.unobserved.begin(), s.unobserved.end(), src) != s.unobserved.end();
+}
+
+constexpr const char* kTorchOom =
+    "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:128: UserWarning: CUDA "
+    "initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+    "before calling NumCudaDevices() that might have already set an error? Error 2: out of "
+    "memory (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n";
+
+TEST(ExplainParse, TorchOutOfMemoryFillsTheUserRun) {
+  Snapshot s = snapshot_from_text(kTorchOom);
+  ASSERT_EQ(s.cuda.runs.size(), 1u);
+  EXPECT_EQ(s.cuda.runs[0].label, "user");
+  EXPECT_EQ(s.cuda.runs[0].cudart_rc, 2);
+  ASSERT_EQ(s.reported.size(), 1u);
+  EXPECT_EQ(s.reported[0].kind, "cuda-runtime");
+  EXPECT_EQ(s.reported[0].line_no, 1);
+  EXPECT_EQ(s.reported[0].text, "out of memory");
+  EXPECT_TRUE(unobserved(s, "driver"));
+  EXPECT_TRUE(unobserved(s, "limits"));
+  EXPECT_FALSE(unobserved(s, "cuda"));
+}
+
+TEST(ExplainReport, CausesBeforeTheSymptom) {
+  Snapshot s = snapshot_from_text(kTorchOom);
+  Report r = explain(s);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "memory.address-space-limit");
+  EXPECT_EQ(r.findings[0].severity, Severity::kWarn);
+  EXPECT_NE(r.findings[0].summary.find("Possible cause"), std::string::npos);
+  ASSERT_FALSE(r.findings[0].evidence.empty());
+  EXPECT_EQ(r.findings[0].evidence[0].rfind("line 1: ", 0), 0u);
+  const Finding* init = find(r, "cuda.init-failed");
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->severity, Severity::kFail);
+  EXPECT_EQ(init->follows_from, "memory.address-space-limit");
+  // No check that needs the unobserved limits ran.
+  for (const auto& f : r.findings) EXPECT_NE(f.check, "address-space");
+}
+
+TEST(ExplainParse, NvidiaSmiTable) {
+  Snapshot s = snapshot_from_text(
+      "+-----------------------------------------------------------------------------------------+"
+      "\n"
+      "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     "
+      "|\n"
+      "|=========================================+========================+======================|"
+      "\n"
+      "|   0  NVIDIA GeForce RTX 4090        Off |   00000000:41:00.0 Off |                  Off "
+      "|\n"
+      "|  0%   38C    P8             22W /  450W |   23000MiB /  24564MiB |      0%   E. Process "
+      "|\n"
+      "|                                         |                        |                  N/A "
+      "|\n"
+      "+-----------------------------------------+------------------------+----------------------+"
+      "\n"
+      "| Processes:                                                                              "
+      "|\n"
+      "|    0   N/A  N/A      4242      C   python                                      23000MiB "
+      "|\n");
+  ASSERT_EQ(s.nvml.gpus.size(), 1u);
+  const NvmlGpu& g = s.nvml.gpus[0];
+  EXPECT_EQ(s.nvml.init_rc, 0);
+  EXPECT_EQ(s.nvml.driver_version.value, "550.54.14");
+  EXPECT_EQ(s.nvml.cuda_driver_version.value, 12040);
+  EXPECT_EQ(g.pci_bus_id.value, "0000:41:00.0");
+  EXPECT_EQ(g.name.value, "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(g.persistence_mode.value, 0);
+  EXPECT_EQ(g.memory_used_bytes.value, 23000ull << 20);
+  EXPECT_EQ(g.memory_total_bytes.value, 24564ull << 20);
+  EXPECT_EQ(g.compute_mode.value, 3);
+  ASSERT_EQ(g.processes.value.size(), 1u);
+  EXPECT_EQ(g.processes.value[0].pid, 4242u);
+  EXPECT_FALSE(unobserved(s, "nvml"));
+}
+
+TEST(ExplainReport, LibraryMismatchFromNvidiaSmi) {
+  Snapshot s = snapshot_from_text(
+      "$ nvidia-smi\nFailed to initialize NVML: Driver/library "
+      "version mismatch\nNVML library version: 550.90\n");
+  EXPECT_EQ(s.nvml.init_rc, 18);
+  EXPECT_EQ(s.nvml.nvml_version.value, "550.90");
+  Report r = explain(s);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "driver.library-mismatch");
+}
+
+TEST(ExplainReport, ContainerPromptTipsTheMismatchToTheContainer) {
+  Snapshot s = snapshot_from_text(
+      "root@9c1e77d2a4b0:/workspace# nvidia-smi\nFailed to initialize NVML: Driver/library "
+      "version mismatch\n");
+  Report r = explain(s);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.driver-mismatch");
+}
+
+TEST(ExplainReport, ResumeLineDecides999) {
+  std::string err =
+      "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, "
+      "e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n";
+  EXPECT_EQ(explain(snapshot_from_text(err)).findings.at(0).id, "uvm.missing");
+  Snapshot s = snapshot_from_text("Mar 02 09:12:44 ws kernel: PM: suspend exit\n" + err);
+  EXPECT_EQ(s.cuda.runs.at(0).cudart_rc, 999);
+  EXPECT_EQ(explain(s).findings.at(0).id, "driver.after-suspend");
+}
+
+TEST(ExplainReport, ForkAfterInitIsConfirmed) {
+  Snapshot s = snapshot_from_text(
+      "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+      "multiprocessing, you must use the 'spawn' start method\n");
+  Report r = explain(s);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "cuda.fork-after-init");
+  EXPECT_EQ(r.findings[0].severity, Severity::kFail);
+  EXPECT_EQ(r.findings[0].check, "fork-after-init");
+}
+
+TEST(ExplainReport, ContainerRuntimeErrors) {
+  Report r = explain(snapshot_from_text(
+      "docker: Error response from daemon: could not select device driver \"\" with "
+      "capabilities: [[gpu]].\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.runtime-not-configured");
+
+  r = explain(snapshot_from_text(
+      "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update "
+      "your driver to a newer version, or use an earlier cuda container: unknown.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "driver.too-old-for-cuda");
+
+  r = explain(snapshot_from_text(
+      "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "driver.not-loaded");
+}
+
+TEST(ExplainParse, EnvIsAllowListed) {
+  Snapshot s = snapshot_from_text(
+      "CUDA_VISIBLE_DEVICES=1,x,0\nexport LD_LIBRARY_PATH=/usr/local/cuda/lib64\n"
+      "AWS_SECRET_ACCESS_KEY=abc\nHOME=/root\n");
+  EXPECT_EQ(s.env.vars.size(), 2u);
+  EXPECT_EQ(s.env.vars.at("CUDA_VISIBLE_DEVICES"), "1,x,0");
+  EXPECT_EQ(s.env.vars.count("AWS_SECRET_ACCESS_KEY"), 0u);
+  Report r = explain(s);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "visible-devices.invalid");
+}
+
+TEST(ExplainParse, CudaErrorNamesAndNumbers) {
+  Snapshot s = snapshot_from_text("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY\n");
+  EXPECT_EQ(s.cuda.runs.at(0).init_rc, 802);
+  EXPECT_EQ(explain(s).findings.at(0).id, "fabric-manager.not-running");
+  s = snapshot_from_text("error: cudaErrorStubLibrary\n");
+  EXPECT_EQ(s.cuda.runs.at(0).cudart_rc, 34);
+  s = snapshot_from_text("CUDA error 999 at main.cu:12\n");
+  EXPECT_EQ(s.cuda.runs.at(0).cudart_rc, 999);
+  s = snapshot_from_text(
+      "node1:2201:2201 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of "
+      "memory'\n");
+  EXPECT_EQ(s.cuda.runs.at(0).cudart_rc, 2);
+  EXPECT_EQ(s.reported.at(0).kind, "nccl");
+}
+
+TEST(ExplainParse, GarbageAndBinaryDoNotCrash) {
+  std::string junk;
+  for (int i = 0; i < 200000; ++i) junk += static_cast<char>((i * 7919) % 256);
+  junk += std::string(100000, '|') + "\n" + std::string(50000, 'x');
+  Snapshot s = snapshot_from_text(junk);
+  Report r = explain(s);
+  EXPECT_NE(r.verdict, Severity::kFail);
+  Snapshot empty = snapshot_from_text("");
+  EXPECT_EQ(empty.unobserved.size(), empty.probes.size());
+}
+
+TEST(RunChecks, SkipsChecksWithUnobservedNeeds) {
+  Snapshot s;
+  s.unobserved = {"driver"};
+  std::vector<const CheckEntry*> all;
+  for (const auto& c : all_checks()) all.push_back(&c);
+  Report r = run_checks(s, Config{}, all);
+  for (const auto& f : r.findings) {
+    const CheckEntry* entry = nullptr;
+    for (const auto& c : all_checks()) {
+      if (f.check == c.name) entry = &c;
+    }
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(std::count(entry->needs.begin(), entry->needs.end(), "driver"), 0) << f.check;
+  }
+  EXPECT_EQ(find(r, "driver.not-loaded"), nullptr);
+}
+
+TEST(Registry, EveryCheckNamesKnownNeeds) {
+  const std::set<std::string> known = {"env",      "limits",     "driver",   "pci",
+                                       "devnodes", "container",  "services", "nvml",
+                                       "cuda",     "kernel-log", "reported"};
+  for (const auto& c : all_checks()) {
+    EXPECT_FALSE(c.needs.empty()) << c.name;
+    for (const auto& n : c.needs) EXPECT_EQ(known.count(n), 1u) << c.name << ": " << n;
+  }
+}
+
+}  // namespace
+}  // namespace gd
