@@ -9,9 +9,13 @@ with --update after a deliberate change and review the diff.
 usage: run.py GPUDOCTOR [--update]
 """
 import json
+import os
 import pathlib
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 CASES = pathlib.Path(__file__).resolve().parent / "cases"
 
@@ -22,6 +26,43 @@ def run(gd, args):
         raise SystemExit(f"gpudoctor logs {' '.join(args)} exited {p.returncode}: "
                          f"{p.stderr.decode(errors='replace')}")
     return p.stdout.decode()
+
+
+def follow(gd):
+    """`logs --follow --json` on a growing file prints each new event as one
+    JSON line, and stops cleanly on SIGINT."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = pathlib.Path(tmp) / "kern.log"
+        log.write_text("[    1.000000] usb 1-1: new high-speed USB device\n")
+        p = subprocess.Popen([gd, "logs", "--follow", "--json", "--file", str(log)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(0.5)
+            with log.open("a") as f:
+                f.write("[  100.000000] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', "
+                        "name=<unknown>, GPU has fallen off the bus.\n")
+            deadline = time.time() + 10
+            line = ""
+            os.set_blocking(p.stdout.fileno(), False)
+            while time.time() < deadline and not line.endswith("\n"):
+                chunk = p.stdout.readline()
+                line += chunk or ""
+                if not chunk:
+                    time.sleep(0.05)
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=5)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        if not line:
+            return ["follow: no event printed within 10 s of the write"]
+        e = json.loads(line)
+        failures = []
+        if (e.get("kind"), e.get("code"), e.get("gpu")) != ("xid", 79, "0000:41:00.0"):
+            failures.append(f"follow: unexpected event {e}")
+        if rc != 0:
+            failures.append(f"follow: exit {rc} after SIGINT")
+        return failures
 
 
 def main():
@@ -48,6 +89,7 @@ def main():
             elif not golden.exists() or golden.read_text() != got:
                 failed.append(f"{log.name}: output differs from {golden.name} "
                               f"(run.py GPUDOCTOR --update, then review the diff)")
+    failed += follow(gd)
     for f in failed:
         print("FAIL", f)
     print(f"{len(logs)} recorded logs, {len(failed)} failures")
