@@ -30,8 +30,8 @@ std::string format_age(double seconds) {
   return buf;
 }
 
-GpuIdentity gpu_identity(const Snapshot& s, const std::string& bdf) {
-  GpuIdentity id;
+GpuNaming gpu_naming(const Snapshot& s, const std::string& bdf) {
+  GpuNaming id;
   std::vector<const PciDevice*> gpus = pci_gpus(s);
   for (size_t i = 0; i < gpus.size(); ++i) {
     if (gpus[i]->bdf != bdf) continue;
@@ -54,7 +54,7 @@ GpuIdentity gpu_identity(const Snapshot& s, const std::string& bdf) {
 
 std::string gpu_title(const Snapshot& s, const std::string& bdf) {
   if (bdf.empty()) return "(no GPU named)";
-  GpuIdentity id = gpu_identity(s, bdf);
+  GpuNaming id = gpu_naming(s, bdf);
   if (id.index < 0 && id.name.empty()) return bdf;
   std::string out = id.index >= 0 ? "GPU " + std::to_string(id.index) + " (" + bdf : "(" + bdf;
   if (!id.name.empty()) out += ", " + id.name;

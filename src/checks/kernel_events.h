@@ -19,14 +19,14 @@ bool in_window(const KernelEvent& e, const Config& c);
 // "12 s", "14 min", "3.5 h", "2.0 d".
 std::string format_age(double seconds);
 
-struct GpuIdentity {
+struct GpuNaming {
   int index = -1;    // nvidia-smi's index (PCI order); -1 unknown
   std::string name;  // "NVIDIA GeForce RTX 4090"; "" unknown
   std::string uuid;  // "GPU-..."; "" unknown
 };
 // What the snapshot knows of the GPU at a PCI address: sysfs, the driver's
 // /proc files, NVML, and the kernel log's own "GPU at PCI:" banners.
-GpuIdentity gpu_identity(const Snapshot& s, const std::string& bdf);
+GpuNaming gpu_naming(const Snapshot& s, const std::string& bdf);
 // "GPU 1 (0000:41:00.0, NVIDIA GeForce RTX 4090)" or "0000:41:00.0".
 std::string gpu_title(const Snapshot& s, const std::string& bdf);
 

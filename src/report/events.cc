@@ -61,7 +61,7 @@ nlohmann::ordered_json event_to_json(const Snapshot& s, const KernelEvent& e) {
   j["type"] = e.type;
   if (e.kind == "xid" || e.kind == "sxid") j["code"] = e.code;
   j["gpu"] = e.gpu;
-  GpuIdentity id = gpu_identity(s, e.gpu);
+  GpuNaming id = gpu_naming(s, e.gpu);
   if (id.index >= 0) j["gpu_index"] = id.index;
   if (!id.name.empty()) j["gpu_name"] = id.name;
   if (!id.uuid.empty()) j["gpu_uuid"] = id.uuid;
@@ -97,7 +97,7 @@ std::string render_event_text(const Snapshot& s, const KernelEvent& e) {
                                         : e.kind + (e.type.empty() ? "" : " " + e.type);
   std::string out = head;
   if (!e.gpu.empty()) out += "  " + gpu_title(s, e.gpu);
-  GpuIdentity id = gpu_identity(s, e.gpu);
+  GpuNaming id = gpu_naming(s, e.gpu);
   if (!id.uuid.empty()) out += " " + id.uuid;
   out += "\n  ";
   out += e.count > 1 ? std::to_string(e.count) + " times, first " + e.first + ", last " + e.last
