@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "catalog/nvrm.h"
@@ -184,6 +185,14 @@ bool opens_multiline(std::string_view body) {
   return starts_with(body, "API mismatch") || starts_with(body, "The NVIDIA ");
 }
 
+// The lines of one multi-line message are logged together; a line logged
+// later is never its continuation, whatever it starts with.
+bool same_burst(const Occurrence& a, const Occurrence& b) {
+  if (a.boot_s && b.boot_s) return std::abs(*a.boot_s - *b.boot_s) <= 1.0;
+  if (a.unix_s && b.unix_s) return std::abs(*a.unix_s - *b.unix_s) <= 1;
+  return true;  // no times (pasted lines): trust the order
+}
+
 void classify(KernelEvent* e, std::string_view text) {
   if (const LogPattern* p = match_log_pattern(text)) {
     e->kind = p->kind;
@@ -238,12 +247,14 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
       std::string_view a = body.substr(11);
       size_t n = pci_address_length(a);
       size_t uuid = body.find("GPU-", 11);
-      if (n > 0 && uuid != std::string_view::npos) {
-        uuids_[normalize_pci_address(a.substr(0, n))] = std::string(trim(body.substr(uuid)));
+      std::string pci = n > 0 ? normalize_pci_address(a.substr(0, n)) : "";
+      if (!pci.empty() && uuid != std::string_view::npos) {
+        uuids_[pci] = std::string(trim(body.substr(uuid)));
       }
       return;
     }
-    if (open_ && open_->event.kind == "nvrm" && is_nvrm_continuation(body)) {
+    if (open_ && open_->event.kind == "nvrm" && same_burst(open_->when, when) &&
+        is_nvrm_continuation(body)) {
       KernelEvent& e = open_->event;
       e.message += " ";
       e.message += body;

@@ -8,30 +8,36 @@
 #include <map>
 #include <mutex>
 
+#include "catalog/nvrm.h"
 #include "kernlog/line.h"
 
 namespace gd {
 
 namespace {
 
-// Every line the decoder can use contains one of these. One vectorscan pass
-// over the buffer finds them; only the lines around a hit are parsed.
+// Every line the decoder can use contains one of these, or a needle of the
+// pattern table (catalog/nvrm.cc), which is added to the set so the two
+// cannot drift apart. One vectorscan pass over the buffer finds them; only
+// the lines around a hit are parsed.
 struct Keyword {
-  const char* literal;
+  std::string literal;
   unsigned flags;
 };
-const Keyword kKeywords[] = {
-    {"NVRM", 0},                   // the driver's own lines, Xid
-    {"nvidia", HS_FLAG_CASELESS},  // nvidia-uvm, nvidia-nvswitchN, "nvidia 0000:..: PCIe Bus Error"
-    {"nouveau", 0},
-    {"AER:", 0},
-    {"Bus Error", 0},  // PCIe AER
-    {"Lockdown", 0},
-    {"Xid", 0},
-    {"fabricmanager", HS_FLAG_CASELESS},
-    {"NVSwitch", HS_FLAG_CASELESS},
-    {"multicast team", 0},
-};
+std::vector<Keyword> keywords() {
+  std::vector<Keyword> k = {
+      {"NVRM", 0},  // the driver's own lines, Xid
+      {"nvidia",
+       HS_FLAG_CASELESS},  // nvidia-uvm, nvidia-nvswitchN, "nvidia 0000:..: PCIe Bus Error"
+      {"AER:", 0},         // PCIe AER
+      {"Bus Error", 0},    // PCIe AER detail, on the port or the device
+      {"Xid", 0},          // SXid
+  };
+  for (const LogPattern& p : log_patterns()) {
+    std::string lit = *p.needle ? p.needle : p.prefix;
+    if (!lit.empty()) k.push_back({lit, 0});
+  }
+  return k;
+}
 
 struct Prefilter {
   hs_database_t* db = nullptr;
@@ -44,11 +50,11 @@ const Prefilter& prefilter() {
     std::vector<std::string> escaped;
     std::vector<const char*> patterns;
     std::vector<unsigned> flags, ids;
-    for (const Keyword& k : kKeywords) {
+    for (const Keyword& k : keywords()) {
       std::string e;
-      for (const char* c = k.literal; *c; ++c) {
-        if (!std::isalnum(static_cast<unsigned char>(*c))) e += '\\';
-        e += *c;
+      for (char c : k.literal) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) e += '\\';
+        e += c;
       }
       escaped.push_back(e);
       flags.push_back(k.flags);

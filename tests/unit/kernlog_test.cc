@@ -248,12 +248,41 @@ TEST(Decode, MultiLineNvrmMessagesAreJoined) {
   EXPECT_EQ(ev[7].gpu, "0000:18:00.0");
 }
 
+TEST(Decode, ALaterLineIsNoContinuation) {
+  // Found by the benchmark: a banner 890 s after an API mismatch is its own event.
+  KernelLogScanner s(2026);
+  s.add_text(
+      "[  10.000000] NVRM: API mismatch: the client 'nvidia-smi' (pid 1234)\n"
+      "[  10.000001] NVRM: has the version 550.54.14, but this kernel module has\n"
+      "[  20.000000] usb 1-1: noise\n"
+      "[ 900.000000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14\n");
+  KernelLogInfo info = s.finish({});
+  ASSERT_EQ(info.events.size(), 2u);
+  EXPECT_EQ(info.events[0].type, "api-mismatch");
+  EXPECT_EQ(info.events[1].type, "loaded");
+}
+
+TEST(Decode, EveryPatternNeedlePassesThePrefilter) {
+  // Found by fuzz_log_line: lines whose only keyword was a pattern needle
+  // were dropped by the fast path.
+  for (const char* line :
+       {"[  3.1] Loading of unsigned module is rejected", "[  4.0] Detected Pre-NVL5 system",
+        "[  5.0] failed to find the GPU handle 3 in the multicast team"}) {
+    KernelLogScanner s(2026);
+    s.add_text(line);
+    EXPECT_EQ(s.finish({}).events.size(), 1u) << line;
+  }
+}
+
 TEST(Decode, GpuUuidBanner) {
   KernelMessageDecoder d;
   std::vector<DecodedEvent> out;
   d.feed("NVRM: GPU at PCI:0000:41:00: GPU-3b2a6c52-2d2e-4c5e-8d4f-1a2b3c4d5e6f", {}, "", &out);
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(d.gpu_uuids().at("0000:41:00.0"), "GPU-3b2a6c52-2d2e-4c5e-8d4f-1a2b3c4d5e6f");
+  // Found by fuzz_kmsg: device 0x50 is no PCI device number; no "" key.
+  d.feed("NVRM: GPU at PCI:0004:10:50: GPU-x", {}, "", &out);
+  EXPECT_EQ(d.gpu_uuids().size(), 1u);
 }
 
 TEST(Decode, IgnoresNoiseAndGarbage) {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# libFuzzer targets (fuzz/): builds them with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-fuzz, then runs each for FUZZ_SECONDS
+# (default 60) on a copy of its seed corpus (fuzz/corpus/<target>/) in a
+# temporary directory, so the repository is never written to. Fails when any
+# target crashes, leaks, times out or breaks one of its invariants; the
+# input that did it is printed (base64) so it can be replayed:
+#   base64 -d > crash && build-fuzz/<target> crash
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh  # clang and libclang-rt-14-dev (libFuzzer); quick when installed
+seconds=${FUZZ_SECONDS:-60}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+targets=(fuzz_kmsg fuzz_log_line fuzz_explain)
+
+# Everything the targets link is instrumented for coverage and the
+# sanitizers; only the targets themselves link libFuzzer's main.
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+flags+=" -fno-omit-frame-pointer"
+# -O1 and line tables only: libFuzzer's recommended optimisation, symbolised
+# stacks, and a build that fits CI's 2 cores (asserts stay on: no -DNDEBUG).
+echo "== fuzz: build (${build}, clang)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DGD_FUZZ=ON -DGD_WERROR=OFF >/dev/null
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t/corpus" "$work/$t/crash"
+  cp fuzz/corpus/"$t"/* "$work/$t/corpus/"
+  log="$work/$t/log"
+  if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$build/$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$work/$t/crash/" "$work/$t/corpus" >"$log" 2>&1; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
+    echo "fuzz: $t ok: ${runs:-?} runs in ${seconds}s, ${cov:-cov: ?}," \
+      "corpus $(ls "$work/$t/corpus" | wc -l) inputs"
+  else
+    failed=1
+    echo "fuzz: $t FAILED; the end of its log:"
+    tail -n 60 "$log"
+    for f in "$work/$t/crash"/*; do
+      [ -f "$f" ] || continue
+      echo "fuzz: $t input $(basename "$f") ($(stat -c %s "$f") bytes), base64:"
+      base64 -w 0 "$f"
+      echo
+    done
+  fi
+done
+exit "$failed"
