@@ -8,7 +8,7 @@ bash scripts/deps.sh
 jobs=$(nproc)
 
 echo "== format check (clang-format, .clang-format)"
-mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc')
+mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc' 'fuzz/*.h')
 clang-format --dry-run --Werror "${files[@]}"
 
 echo "== build (warnings are errors) and test"

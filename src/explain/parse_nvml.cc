@@ -46,18 +46,6 @@ std::vector<std::string_view> split_cells(std::string_view line) {
   return cells;
 }
 
-std::vector<std::string_view> tokens(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') ++i;
-    if (i > start) out.push_back(s.substr(start, i - start));
-  }
-  return out;
-}
-
 // "00000000:41:00.0" / "0000:41:00.0" / "41:00.0" inside `s` -> "0000:41:00.0"; "" if none.
 std::string find_bus_id(std::string_view s) {
   for (size_t i = 0; i + 7 <= s.size(); ++i) {
@@ -115,7 +103,7 @@ std::string value_after(std::string_view line, std::string_view key) {
   if (at == std::string_view::npos) return "";
   std::string_view rest = line.substr(at + key.size());
   while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
-  std::vector<std::string_view> t = tokens(rest);
+  std::vector<std::string_view> t = split_ws(rest);
   return t.empty() ? "" : std::string(t.front());
 }
 
@@ -144,7 +132,7 @@ int compute_mode(std::string_view cell) {
 
 bool gpu_row(const std::vector<std::string_view>& cells, int line_no, TextParse* p) {
   if (cells.size() < 3) return false;
-  std::vector<std::string_view> t0 = tokens(cells[0]);
+  std::vector<std::string_view> t0 = split_ws(cells[0]);
   if (t0.size() < 2 || number(t0[0]) < 0 || t0[0].size() > 3) return false;
   std::string bus = find_bus_id(cells[1]);
   if (bus.empty()) return false;
@@ -179,7 +167,7 @@ void gpu_row_continued(const std::vector<std::string_view>& cells, TextParse* p)
   NvmlGpu* g = gpu_by_index(p->s->nvml, static_cast<uint32_t>(p->smi_row));
   if (g == nullptr || cells.size() < 3) return;
   if (p->smi_row_line == 1) {
-    std::vector<std::string_view> t = tokens(cells[1]);
+    std::vector<std::string_view> t = split_ws(cells[1]);
     for (size_t i = 0; i + 2 < t.size(); ++i) {
       if (t[i + 1] == "/") {
         auto used = mib_bytes(t[i]);
@@ -203,7 +191,7 @@ void gpu_row_continued(const std::vector<std::string_view>& cells, TextParse* p)
 // "|    0   N/A  N/A      4242      C   python     23000MiB |" (R470+: GI and CI
 // columns) or "|    0      4242      C   python     23000MiB |".
 void process_row(std::string_view cell, TextParse* p) {
-  std::vector<std::string_view> t = tokens(cell);
+  std::vector<std::string_view> t = split_ws(cell);
   if (t.size() < 4 || number(t[0]) < 0) return;
   size_t type = 0;
   for (size_t i = 2; i < t.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "catalog/nvrm.h"
+#include "probe/text.h"  // trim
 
 namespace gd {
 
@@ -33,14 +34,6 @@ int read_hex(std::string_view s, size_t* i, int max, unsigned* out) {
   }
   *out = v;
   return n;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 // The length of a PCI address at s[0] ("0000:17:00" or "0000:17:00.0"), 0 if none.
