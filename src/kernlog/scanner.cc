@@ -15,14 +15,26 @@ namespace gd {
 
 namespace {
 
-// Every line the decoder can use contains one of these, or a needle of the
-// pattern table (catalog/nvrm.cc), which is added to the set so the two
-// cannot drift apart. One vectorscan pass over the buffer finds them; only
-// the lines around a hit are parsed.
+// Every line the decoder can use contains one of these base keywords, or a
+// literal of the pattern table (catalog/nvrm.cc) that holds none of them;
+// those are added from the table so the two cannot drift apart. Few literals
+// keep vectorscan on its fastest engine: one pass over the buffer finds the
+// hits, and only the lines around a hit are parsed.
 struct Keyword {
   std::string literal;
   unsigned flags;
 };
+
+bool contains_keyword(std::string_view s, const std::vector<Keyword>& base) {
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const Keyword& k : base) {
+    if (s.find(k.literal) != std::string_view::npos) return true;
+    if ((k.flags & HS_FLAG_CASELESS) && lower.find(k.literal) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::vector<Keyword> keywords() {
   std::vector<Keyword> k = {
       {"NVRM", 0},  // the driver's own lines, Xid
@@ -32,9 +44,13 @@ std::vector<Keyword> keywords() {
       {"Bus Error", 0},    // PCIe AER detail, on the port or the device
       {"Xid", 0},          // SXid
   };
+  const std::vector<Keyword> base = k;
   for (const LogPattern& p : log_patterns()) {
+    if (contains_keyword(p.prefix, base) || contains_keyword(p.needle, base)) continue;
     std::string lit = *p.needle ? p.needle : p.prefix;
-    if (!lit.empty()) k.push_back({lit, 0});
+    bool known =
+        std::any_of(k.begin(), k.end(), [&](const Keyword& w) { return w.literal == lit; });
+    if (!lit.empty() && !known) k.push_back({lit, 0});
   }
   return k;
 }
