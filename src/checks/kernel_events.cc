@@ -61,15 +61,22 @@ std::string gpu_title(const Snapshot& s, const std::string& bdf) {
   return out + ")";
 }
 
-std::string event_evidence(const Snapshot& s, const KernelEvent& e) {
-  std::string out = gpu_title(s, e.gpu) + ": ";
+std::string occurrence_text(const KernelEvent& e) {
+  std::string out;
   if (e.count > 1) {
-    out += std::to_string(e.count) + " times, first " + e.first + ", last " + e.last;
+    out = std::to_string(e.count) + " times";
+    if (!e.first.empty()) out += ", first " + e.first;
+    if (!e.last.empty()) out += ", last " + e.last;
   } else {
-    out += e.last.empty() ? "once" : "at " + e.last;
+    out = e.last.empty() ? "once" : "at " + e.last;
   }
   if (e.age_s) out += " (" + format_age(*e.age_s) + " ago)";
-  return out + ": " + e.line;
+  return out;
+}
+
+std::string event_evidence(const Snapshot& s, const KernelEvent& e) {
+  std::string who = e.gpu.empty() ? "" : gpu_title(s, e.gpu) + ": ";
+  return who + occurrence_text(e) + ": " + e.line;
 }
 
 std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind) {

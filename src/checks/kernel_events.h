@@ -30,6 +30,8 @@ GpuNaming gpu_naming(const Snapshot& s, const std::string& bdf);
 // "GPU 1 (0000:41:00.0, NVIDIA GeForce RTX 4090)" or "0000:41:00.0".
 std::string gpu_title(const Snapshot& s, const std::string& bdf);
 
+// "3 times, first [  1.0], last [  9.0] (12 min ago)", "at Dec 02 10:41:05", "once".
+std::string occurrence_text(const KernelEvent& e);
 // One evidence line: who, how often, when, and the log line itself.
 std::string event_evidence(const Snapshot& s, const KernelEvent& e);
 

@@ -91,7 +91,11 @@ std::vector<Finding> check_module_load_failed(const Snapshot& s, const Config&) 
   std::vector<std::string> from_log = log_evidence(s, &rejected);
   // Only the log is known (explain on pasted dmesg lines).
   if (unobserved(s, "driver")) {
-    if (from_log.empty()) return not_applicable(kId, "Neither the driver nor its log was seen.");
+    if (from_log.empty()) {
+      return not_applicable(kId, kernel_log_read(s)
+                                     ? "The driver was not seen and its log shows no load failure."
+                                     : "Neither the driver nor its log was seen.");
+    }
     return {load_refused(s, std::move(from_log), rejected)};
   }
   if (!nvidia_driver_loaded(s)) {

@@ -100,9 +100,7 @@ std::string render_event_text(const Snapshot& s, const KernelEvent& e) {
   GpuNaming id = gpu_naming(s, e.gpu);
   if (!id.uuid.empty()) out += " " + id.uuid;
   out += "\n  ";
-  out += e.count > 1 ? std::to_string(e.count) + " times, first " + e.first + ", last " + e.last
-                     : (e.last.empty() ? std::string("time unknown") : "at " + e.last);
-  if (e.age_s) out += " (" + format_age(*e.age_s) + " ago)";
+  out += occurrence_text(e);
   if (!e.process.empty() || e.pid > 0) {
     out += ", process " + (e.process.empty() ? std::string("?") : e.process) +
            (e.pid > 0 ? " (pid " + std::to_string(e.pid) + ")" : "");
