@@ -1,0 +1,203 @@
+// `--follow`: streams new kernel-log events from /dev/kmsg, the journal
+// (follow_journal, in kernel_log_journal.cc with the rest of libsystemd) or
+// a text file (kernel_log_source.h).
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "probe/kernel_log.h"
+#include "probe/kernel_log_source.h"
+#include "probe/rootfs.h"
+#include "probe/text.h"
+
+namespace gd {
+
+namespace klog {
+
+// Hands every event decoded since the last call to on_event; false when it
+// asked to stop.
+bool emit(Feed* f, const std::function<bool(const KernelEvent&)>& on_event) {
+  for (const auto& e : f->scanner.take_new()) {
+    if (!on_event(e)) return false;
+  }
+  return true;
+}
+
+bool stopped(const std::atomic<bool>& stop) { return stop.load(std::memory_order_relaxed); }
+
+}  // namespace klog
+
+using klog::drain_kmsg_device;
+using klog::emit;
+using klog::errno_text;
+using klog::Fd;
+using klog::Feed;
+using klog::feed_journal;
+using klog::file_year;
+using klog::follow_journal;
+using klog::join_reasons;
+using klog::kPollMs;
+using klog::OnEvent;
+using klog::open_kmsg;
+using klog::open_user_file;
+using klog::stopped;
+using klog::year_of;
+
+namespace {
+
+// --- follow ----------------------------------------------------------------------
+
+Result<bool> follow_kmsg_device(int fd, Feed* f, const OnEvent& on_event,
+                                const std::atomic<bool>& stop) {
+  ::lseek(fd, 0, SEEK_END);  // only records logged from now on
+  while (!stopped(stop)) {
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, kPollMs);
+    if (r < 0 && errno != EINTR) return Error{"poll /dev/kmsg: " + errno_text(errno)};
+    if (r <= 0) continue;
+    std::string err = drain_kmsg_device(fd, f);
+    if (!emit(f, on_event)) return true;
+    if (!err.empty()) return Error{err};
+  }
+  return true;
+}
+
+// Tails a file the way `tail -F` does: reads what is appended, and starts
+// over on a new file when the path's inode changes (rotation) or the file
+// shrinks (truncation). records: each line is a kmsg record (a recorded
+// /dev/kmsg; its " KEY=value" dictionary lines are skipped).
+Result<bool> follow_path(const std::string& path, const std::string& shown, bool from_start,
+                         bool records, Feed* f, const OnEvent& on_event,
+                         const std::atomic<bool>& stop) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return Error{"cannot read " + shown + ": " + errno_text(errno)};
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return Error{"cannot read " + shown + ": " + errno_text(errno)};
+  if (S_ISDIR(st.st_mode)) return Error{"cannot read " + shown + ": " + errno_text(EISDIR)};
+  ino_t ino = st.st_ino;
+  uint64_t off = from_start ? 0 : static_cast<uint64_t>(st.st_size);
+  std::string carry;
+  std::string chunk(64 * 1024, '\0');
+  auto feed_lines = [&](bool flush) {
+    size_t nl = carry.rfind('\n');
+    size_t cut = flush ? carry.size() : (nl == std::string::npos ? 0 : nl + 1);
+    if (cut == 0) return;
+    std::string_view whole = std::string_view(carry).substr(0, cut);
+    if (records) {
+      for (auto line : split_lines(whole)) {
+        if (!line.empty() && line.front() != ' ') f->record(line);
+      }
+    } else {
+      f->text(whole);
+    }
+    carry.erase(0, cut);
+  };
+  while (!stopped(stop)) {
+    for (;;) {
+      ssize_t n = ::pread(fd.get(), chunk.data(), chunk.size(), static_cast<off_t>(off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<uint64_t>(n);
+      carry.append(chunk.data(), static_cast<size_t>(n));
+      feed_lines(false);
+      if (stopped(stop)) break;
+    }
+    if (!emit(f, on_event)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+    struct stat now {};
+    if (::stat(path.c_str(), &now) != 0) continue;  // rotated away; the new one comes soon
+    if (now.st_ino != ino || static_cast<uint64_t>(now.st_size) < off) {
+      feed_lines(true);  // a last line without its newline
+      int nfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+      if (nfd < 0) continue;
+      fd = Fd(nfd);
+      struct stat fst {};
+      ino = ::fstat(nfd, &fst) == 0 ? fst.st_ino : now.st_ino;
+      off = 0;
+    }
+  }
+  return true;
+}
+
+// stdin until end of input.
+Result<bool> follow_stream(int fd, Feed* f, const OnEvent& on_event,
+                           const std::atomic<bool>& stop) {
+  std::string carry;
+  std::string chunk(64 * 1024, '\0');
+  while (!stopped(stop)) {
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, kPollMs);
+    if (r < 0 && errno != EINTR) return Error{"cannot read stdin: " + errno_text(errno)};
+    if (r <= 0) continue;
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return Error{"cannot read stdin: " + errno_text(errno)};
+    }
+    if (n == 0) {
+      if (!carry.empty()) f->text(carry);
+      emit(f, on_event);
+      return true;
+    }
+    carry.append(chunk.data(), static_cast<size_t>(n));
+    size_t nl = carry.rfind('\n');
+    if (nl != std::string::npos) {
+      f->text(std::string_view(carry).substr(0, nl + 1));
+      carry.erase(0, nl + 1);
+    }
+    if (!emit(f, on_event)) return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+// --- follow ------------------------------------------------------------------------------
+
+Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_event,
+                               const std::atomic<bool>& stop) {
+  if (!opt.file.empty()) {
+    auto fd = open_user_file(opt.file);
+    if (!fd) return Error{fd.error()};
+    Feed f(file_year(fd->get()));
+    if (opt.file == "-") return follow_stream(fd->get(), &f, on_event, stop);
+    return follow_path(opt.file, opt.file, true, false, &f, on_event, stop);
+  }
+  RootFs fs(opt.root);
+  std::vector<std::string> reasons;
+  int year = year_of(std::time(nullptr));
+  if (auto k = open_kmsg(fs)) {
+    Feed f(year);
+    if (k->device) return follow_kmsg_device(k->fd.get(), &f, on_event, stop);
+    return follow_path(fs.path("/dev/kmsg"), "/dev/kmsg", false, true, &f, on_event, stop);
+  } else {
+    reasons.push_back(k.error());
+  }
+  {
+    // The journal is followed only when it holds this boot's kernel messages.
+    Feed probe(year);
+    std::string problem = feed_journal(fs, &probe);
+    if (problem.empty()) {
+      Feed f(year);
+      return follow_journal(fs, &f, on_event, stop);
+    }
+    reasons.push_back(problem);
+  }
+  if (fs.exists("/var/log/kern.log")) {
+    Feed f(year);
+    return follow_path(fs.path("/var/log/kern.log"), "/var/log/kern.log", false, false, &f,
+                       on_event, stop);
+  }
+  reasons.push_back("no /var/log/kern.log");
+  return Error{"no kernel log to follow: " + join_reasons(reasons)};
+}
+
+}  // namespace gd

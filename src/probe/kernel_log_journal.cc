@@ -1,0 +1,205 @@
+// The kernel log's second source, the systemd journal: everything that
+// uses libsystemd, reading and following (kernel_log_source.h).
+#include <systemd/sd-journal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "kernlog/kmsg.h"
+#include "probe/kernel_log_source.h"
+#include "probe/rootfs.h"
+#include "probe/text.h"
+
+namespace gd::klog {
+
+namespace {
+
+// /proc/sys/kernel/random/boot_id: "a6a7c528-2340-47bb-984e-4e6b64c199cc";
+// the journal's _BOOT_ID is the same without dashes. "" when unknown.
+std::string current_boot_id(const RootFs& fs) {
+  auto r = fs.read_line("/proc/sys/kernel/random/boot_id");
+  if (!r) return "";
+  std::string id;
+  for (char c : *r) {
+    if (c == '-') continue;
+    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (!hex) return "";
+    id += c;
+  }
+  return id.size() == 32 ? id : "";
+}
+
+// --- the journal ---------------------------------------------------------------
+
+struct Journal {
+  sd_journal* j = nullptr;
+  Journal() = default;
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+  ~Journal() {
+    if (j != nullptr) sd_journal_close(j);
+  }
+};
+
+// The value of FIELD in the current entry ("MESSAGE" -> the text after
+// "MESSAGE="); valid until the next call on j.
+std::optional<std::string_view> journal_field(sd_journal* j, const char* name) {
+  const void* data = nullptr;
+  size_t len = 0;
+  if (sd_journal_get_data(j, name, &data, &len) < 0) return std::nullopt;
+  std::string_view s(static_cast<const char*>(data), len);
+  size_t eq = s.find('=');
+  if (eq == std::string_view::npos) return std::nullopt;
+  return s.substr(eq + 1);
+}
+
+// Opens the system journal (live) or the tree's var/log/journal and
+// run/log/journal. Error: why there is none.
+Result<bool> open_journal(const RootFs& fs, Journal* out) {
+  if (!fs.is_dir("/var/log/journal") && !fs.is_dir("/run/log/journal")) {
+    return Error{"no journal"};
+  }
+  int r = fs.live() ? sd_journal_open(&out->j, SD_JOURNAL_LOCAL_ONLY)
+                    // SD_JOURNAL_OS_ROOT: the path is an OS tree; its var/log/journal
+                    // and run/log/journal are read.
+                    : sd_journal_open_directory(&out->j, fs.root().c_str(), SD_JOURNAL_OS_ROOT);
+  if (r < 0) return Error{"journal: " + errno_text(-r)};
+  return true;
+}
+
+// The boot of the newest kernel entry: a recorded tree without boot_id.
+std::string newest_kernel_boot(sd_journal* j) {
+  sd_journal_flush_matches(j);
+  if (sd_journal_add_match(j, "_TRANSPORT=kernel", 0) < 0) return "";
+  std::string id;
+  sd_id128_t boot;
+  uint64_t usec = 0;
+  if (sd_journal_seek_tail(j) >= 0 && sd_journal_previous(j) > 0 &&
+      sd_journal_get_monotonic_usec(j, &usec, &boot) >= 0) {
+    char s[SD_ID128_STRING_MAX];
+    id = sd_id128_to_string(boot, s);
+  }
+  sd_journal_flush_matches(j);
+  return id;
+}
+
+// (kernel AND this boot) OR (fabric manager AND this boot).
+bool add_journal_matches(const RootFs& fs, sd_journal* j) {
+  std::string boot = current_boot_id(fs);
+  if (boot.empty()) boot = newest_kernel_boot(j);
+  if (boot.empty()) return false;
+  std::string boot_match = "_BOOT_ID=" + boot;
+  sd_journal_flush_matches(j);
+  return sd_journal_add_match(j, "_TRANSPORT=kernel", 0) >= 0 &&
+         sd_journal_add_match(j, boot_match.c_str(), 0) >= 0 &&
+         sd_journal_add_disjunction(j) >= 0 &&
+         sd_journal_add_match(j, "SYSLOG_IDENTIFIER=nv-fabricmanager", 0) >= 0 &&
+         sd_journal_add_match(j, boot_match.c_str(), 0) >= 0;
+}
+
+// "2026-12-02T10:00:01.123456+00:00": the ISO syslog stamp kernlog/line.h reads.
+std::string iso_stamp(uint64_t realtime_usec) {
+  std::time_t t = static_cast<std::time_t>(realtime_usec / 1000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[24];
+  std::snprintf(frac, sizeof frac, ".%06u+00:00", static_cast<unsigned>(realtime_usec % 1000000));
+  return std::string(buf) + frac;
+}
+
+// One journal entry. Kernel entries become kmsg records (journald keeps the
+// record's stamp in _SOURCE_MONOTONIC_TIMESTAMP, microseconds):
+//   _TRANSPORT=kernel  PRIORITY=4  _SOURCE_MONOTONIC_TIMESTAMP=88123456
+//   MESSAGE=NVRM: Xid (PCI:0000:17:00): 79, pid='<unknown>', name=<unknown>, ...
+// The fabric manager's entries become syslog lines:
+//   2026-12-02T10:00:01.000000+00:00 node7 nv-fabricmanager[2301]: <MESSAGE>
+void feed_journal_entry(sd_journal* j, Feed* f) {
+  auto transport = journal_field(j, "_TRANSPORT");
+  bool kernel = transport && *transport == "kernel";
+  std::string prefix;
+  if (!kernel) {
+    uint64_t rt = 0;
+    sd_journal_get_realtime_usec(j, &rt);
+    auto host = journal_field(j, "_HOSTNAME");
+    auto pid = journal_field(j, "_PID");
+    prefix = iso_stamp(rt) + " " + std::string(host ? printable(*host, 64) : "localhost") +
+             " nv-fabricmanager";
+    if (pid) prefix += "[" + printable(*pid, 16) + "]";
+    prefix += ": ";
+  }
+  KmsgRecord rec;
+  if (kernel) {
+    auto prio = journal_field(j, "PRIORITY");
+    auto p = prio ? parse_u64(*prio) : std::nullopt;
+    rec.level = p && *p <= 7 ? static_cast<int>(*p) : 4;
+    uint64_t usec = 0;
+    auto src = journal_field(j, "_SOURCE_MONOTONIC_TIMESTAMP");
+    if (auto v = src ? parse_u64(*src) : std::nullopt) {
+      usec = *v;
+    } else {
+      sd_id128_t boot;
+      if (sd_journal_get_monotonic_usec(j, &usec, &boot) < 0) usec = 0;
+    }
+    rec.ts_usec = usec;
+  }
+  auto msg = journal_field(j, "MESSAGE");
+  if (!msg) return;
+  ++f->stats.records;
+  f->bytes += msg->size();
+  if (kernel) {
+    rec.message = std::string(*msg);
+    f->scanner.add_record(rec);
+    return;
+  }
+  for (auto line : split_lines(*msg)) f->scanner.add_line(prefix + std::string(line));
+}
+
+}  // namespace
+
+// Reads this boot's kernel and fabric-manager entries. "" or why not.
+std::string feed_journal(const RootFs& fs, Feed* f) {
+  Journal jn;
+  auto opened = open_journal(fs, &jn);
+  if (!opened) return opened.error();
+  if (!add_journal_matches(fs, jn.j)) return "journal: no kernel messages";
+  int r = sd_journal_seek_head(jn.j);
+  while (r >= 0 && !f->full() && (r = sd_journal_next(jn.j)) > 0) feed_journal_entry(jn.j, f);
+  if (r < 0) return "journal: " + errno_text(-r);
+  if (f->stats.records == 0) {
+    std::string why = "journal: no kernel messages of the current boot";
+    // Without root or the systemd-journal/adm group, only the user's own
+    // journal files can be opened, and they hold no kernel messages.
+    if (fs.live() && ::geteuid() != 0)
+      why += " (reading them needs root or group systemd-journal or adm)";
+    return why;
+  }
+  return "";
+}
+
+// --- follow ----------------------------------------------------------------------
+
+Result<bool> follow_journal(const RootFs& fs, Feed* f, const OnEvent& on_event,
+                            const std::atomic<bool>& stop) {
+  Journal jn;
+  auto opened = open_journal(fs, &jn);
+  if (!opened) return Error{opened.error()};
+  if (!add_journal_matches(fs, jn.j)) return Error{"journal: no kernel messages"};
+  // seek_tail then one step back: the next sd_journal_next() is a new entry.
+  sd_journal_seek_tail(jn.j);
+  sd_journal_previous(jn.j);
+  while (!stopped(stop)) {
+    int r;
+    while ((r = sd_journal_next(jn.j)) > 0) feed_journal_entry(jn.j, f);
+    if (r < 0) return Error{"journal: " + errno_text(-r)};
+    if (!emit(f, on_event)) return true;
+    r = sd_journal_wait(jn.j, kPollMs * 1000);
+    if (r < 0) return Error{"journal: " + errno_text(-r)};
+  }
+  return true;
+}
+
+}  // namespace gd::klog

@@ -1,0 +1,137 @@
+// Internal to src/probe/kernel_log*.cc: what the kernel-log sources share.
+// kernel_log.cc reads and probes, kernel_log_kmsg.cc reads /dev/kmsg,
+// kernel_log_journal.cc the systemd journal (all of libsystemd),
+// kernel_log_text.cc text files (kern.log, --file), kernel_log_follow.cc
+// follows them (--follow). Not for use outside those files.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernlog/kmsg.h"
+#include "kernlog/scanner.h"
+#include "probe/kernel_log.h"
+#include "probe/rootfs.h"
+#include "probe/text.h"
+#include "util/result.h"
+
+namespace gd::klog {
+
+constexpr int kPollMs = 200;  // --follow: how often `stop` and file growth are checked
+// A log that floods faster than it can be read must not keep the probe busy
+// forever: stop after this many records or journal entries.
+constexpr uint64_t kMaxRecords = 4'000'000;
+
+// --- shared helpers (the functions are defined in kernel_log.cc) ------------------
+
+std::string errno_text(int err);
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1, bool owned = true) : fd_(fd), owned_(owned) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)), owned_(o.owned_) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+      owned_ = o.owned_;
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0 && owned_) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+  bool owned_;
+};
+
+int year_of(std::time_t t);
+int read_dmesg_restrict(const RootFs& fs);
+std::string join_reasons(const std::vector<std::string>& reasons);
+
+// What was read, on its way to the scanner.
+struct Feed {
+  explicit Feed(int y) : scanner(y), year(y) {}
+  KernelLogScanner scanner;
+  int year;
+  std::string last_line;  // of the text: the log's own "now" (newest_reference)
+  KernelLogStats stats;
+  uint64_t bytes = 0;
+  std::optional<uint64_t> last_seq;
+
+  void record(std::string_view raw) {
+    bytes += raw.size();
+    auto r = parse_kmsg_record(raw);
+    if (!r) {
+      ++stats.garbled_records;
+      return;
+    }
+    // A gap in the sequence numbers: records overwritten in the ring buffer
+    // before they were read (EPIPE on the device).
+    if (last_seq && r->seq > *last_seq + 1) stats.lost_records += r->seq - *last_seq - 1;
+    last_seq = r->seq;
+    ++stats.records;
+    scanner.add_record(*r);
+  }
+  void text(std::string_view t) {
+    bytes += t.size();
+    scanner.add_text(t);
+    std::string_view rest = t;
+    while (!rest.empty()) {
+      size_t nl = rest.substr(0, rest.size() - 1).rfind('\n');
+      std::string_view line = trim(nl == std::string_view::npos ? rest : rest.substr(nl + 1));
+      if (!line.empty()) {
+        last_line = std::string(line.substr(0, 4096));
+        break;
+      }
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(0, nl + 1);
+    }
+  }
+  bool full() const { return stats.records + stats.garbled_records >= kMaxRecords; }
+};
+
+using OnEvent = std::function<bool(const KernelEvent&)>;
+
+// --- /dev/kmsg (kernel_log_kmsg.cc) ----------------------------------------------
+
+struct Kmsg {
+  Fd fd;
+  bool device = false;  // false: a recorded tree's regular file
+};
+
+Result<Kmsg> open_kmsg(const RootFs& fs);
+std::string drain_kmsg_device(int fd, Feed* f);
+void feed_kmsg_file(const RootFs& fs, Feed* f, std::string* problem);
+
+// --- the journal (kernel_log_journal.cc) -----------------------------------------
+
+std::string feed_journal(const RootFs& fs, Feed* f);
+Result<bool> follow_journal(const RootFs& fs, Feed* f, const OnEvent& on_event,
+                            const std::atomic<bool>& stop);
+
+// --- text files (kernel_log_text.cc) ---------------------------------------------
+
+std::string feed_text_fd(int fd, bool from_last_boot, Feed* f);
+Result<Fd> open_user_file(const std::string& file);
+int file_year(int fd);
+
+// --- follow (kernel_log_follow.cc) -----------------------------------------------
+
+bool stopped(const std::atomic<bool>& stop);
+bool emit(Feed* f, const std::function<bool(const KernelEvent&)>& on_event);
+
+}  // namespace gd::klog
