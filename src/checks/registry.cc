@@ -16,7 +16,7 @@ const std::vector<CheckEntry>& all_checks() {
   static const std::vector<CheckEntry> kChecks = {
     {"driver-loaded", "the NVIDIA kernel driver is loaded", {"driver.not-loaded"}, check_driver_loaded, {"driver", "pci"}},
     {"nouveau", "nouveau does not hold the GPUs", {"driver.nouveau"}, check_nouveau, {"driver", "pci"}},
-    {"module-load", "the NVIDIA kernel module loaded and bound every GPU", {"driver.module-load-failed"}, check_module_load_failed, {}},  // decides from the driver or, in explain, the log alone
+    {"module-load", "the NVIDIA kernel module loaded and bound every GPU", {"driver.module-load-failed"}, check_module_load_failed, {"kernel-log"}},  // the driver, or in explain the log alone
     {"library-mismatch", "user-space driver libraries match the kernel module", {"driver.library-mismatch"}, check_library_mismatch, {"driver", "nvml", "cuda"}},
     {"gpu-supported", "the driver branch supports every GPU", {"driver.gpu-unsupported"}, check_gpu_unsupported, {"driver", "pci"}},
     {"driver-new-enough", "the driver is new enough for the CUDA runtime in use", {"driver.too-old-for-cuda"}, check_too_old_for_cuda, {"driver", "pci", "nvml", "cuda"}},
