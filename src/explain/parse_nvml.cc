@@ -118,7 +118,10 @@ void read_versions(std::string_view line, TextParse* p) {
     int major = number(cuda);
     size_t dot = cuda.find('.');
     int minor = dot == std::string::npos ? 0 : number(std::string_view(cuda).substr(dot + 1));
-    if (major > 0) n.cuda_driver_version = {major * 1000 + (minor > 0 ? minor : 0) * 10, 0};
+    // A CUDA version is "12.4": anything else is not one (and would overflow).
+    if (major > 0 && major < 100 && minor < 100) {
+      n.cuda_driver_version = {major * 1000 + (minor > 0 ? minor : 0) * 10, 0};
+    }
   }
 }
 
