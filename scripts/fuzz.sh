@@ -10,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh  # clang and libclang-rt-14-dev (libFuzzer); quick when installed
 seconds=${FUZZ_SECONDS:-60}
+# A fixed seed makes CI's exploration repeatable (the same inputs in the same
+# order, as far as the time allows); FUZZ_SEED=0 lets libFuzzer pick one, for
+# longer hunts.
+seed=${FUZZ_SEED:-1}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=(fuzz_kmsg fuzz_log_line fuzz_explain)
 
@@ -34,7 +38,7 @@ for t in "${targets[@]}"; do
   cp fuzz/corpus/"$t"/* "$work/$t/corpus/"
   log="$work/$t/log"
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$build/$t" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    "$build/$t" -max_total_time="$seconds" -seed="$seed" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$work/$t/crash/" "$work/$t/corpus" >"$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
