@@ -6,22 +6,13 @@
 #include <cstdio>
 
 #include "catalog/nvrm.h"
-#include "probe/text.h"  // trim
+#include "probe/text.h"  // trim, hex_digit
 
 namespace gd {
 
 namespace {
 
 constexpr size_t kMaxMessage = 600;  // a joined multi-line message is cut here
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Up to max hex digits at s[*i]; the count read.
 int read_hex(std::string_view s, size_t* i, int max, unsigned* out) {
@@ -87,7 +78,7 @@ KernelEvent make_event(const char* kind, std::string_view type, std::string_view
 // NVRM: Xid (0000:03:00): 14, Channel 00000001                      (drivers before R515)
 std::optional<KernelEvent> parse_xid(std::string_view t, std::string_view raw) {
   // t starts after "Xid ("
-  if (starts_with(t, "PCI:")) t.remove_prefix(4);
+  if (t.starts_with("PCI:")) t.remove_prefix(4);
   size_t n = pci_address_length(t);
   if (n == 0) return std::nullopt;
   KernelEvent e = make_event("xid", "", raw);
@@ -99,12 +90,12 @@ std::optional<KernelEvent> parse_xid(std::string_view t, std::string_view raw) {
   e.code = parse_int(trim(rest.substr(0, comma)));
   if (e.code < 0 || e.code > 100000) return std::nullopt;
   rest = comma == std::string_view::npos ? std::string_view() : trim(rest.substr(comma + 1));
-  if (starts_with(rest, "pid=")) {
+  if (rest.starts_with("pid=")) {
     size_t end = rest.find(',');
     std::string_view pid = rest.substr(4, end == std::string_view::npos ? rest.npos : end - 4);
     e.pid = std::max(0, parse_int(pid));
     rest = end == std::string_view::npos ? std::string_view() : trim(rest.substr(end + 1));
-    if (starts_with(rest, "name=")) {
+    if (rest.starts_with("name=")) {
       size_t end2 = rest.find(", ");
       std::string_view name = rest.substr(5, end2 == std::string_view::npos ? rest.npos : end2 - 5);
       if (name != "<unknown>") e.process = std::string(trim(name));
@@ -117,7 +108,7 @@ std::optional<KernelEvent> parse_xid(std::string_view t, std::string_view raw) {
 
 // nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error
 std::optional<KernelEvent> parse_sxid(std::string_view t, std::string_view raw) {
-  if (starts_with(t, "PCI:")) t.remove_prefix(4);
+  if (t.starts_with("PCI:")) t.remove_prefix(4);
   size_t n = pci_address_length(t);
   if (n == 0 || t.substr(n, 3) != "): ") return std::nullopt;
   KernelEvent e = make_event("sxid", "", raw);
@@ -129,7 +120,7 @@ std::optional<KernelEvent> parse_sxid(std::string_view t, std::string_view raw) 
   rest = comma == std::string_view::npos ? std::string_view() : trim(rest.substr(comma + 1));
   size_t comma2 = rest.find(',');
   std::string_view sev = trim(rest.substr(0, comma2));
-  e.type = starts_with(sev, "Fatal") ? "fatal" : starts_with(sev, "Non-fatal") ? "non-fatal" : "";
+  e.type = sev.starts_with("Fatal") ? "fatal" : sev.starts_with("Non-fatal") ? "non-fatal" : "";
   // "SXid (PCI:...): 12028, Data {0x0, ...}": the register dump that follows
   // an SXid, not an event of its own.
   if (e.type.empty()) return std::nullopt;
@@ -166,7 +157,7 @@ bool is_nvrm_continuation(std::string_view body) {
   char c = body[0];
   if ((c >= 'a' && c <= 'z') || c == '(') return true;
   for (std::string_view p : {"NVIDIA ", "Please", "This can", "Try ", "Make sure", "See "}) {
-    if (starts_with(body, p)) return true;
+    if (body.starts_with(p)) return true;
   }
   return false;
 }
@@ -175,7 +166,7 @@ bool is_nvrm_continuation(std::string_view body) {
 bool opens_multiline(std::string_view body) {
   // "The NVIDIA GPU 0000:..", "The NVIDIA GeForce GT 710 GPU installed ...",
   // "The NVIDIA probe routine ..."
-  return starts_with(body, "API mismatch") || starts_with(body, "The NVIDIA ");
+  return body.starts_with("API mismatch") || body.starts_with("The NVIDIA ");
 }
 
 // The lines of one multi-line message are logged together; a line logged
@@ -196,7 +187,7 @@ void classify(KernelEvent* e, std::string_view text) {
 }  // namespace
 
 std::string normalize_pci_address(std::string_view s) {
-  if (starts_with(s, "PCI:")) s.remove_prefix(4);
+  if (s.starts_with("PCI:")) s.remove_prefix(4);
   size_t i = 0;
   unsigned dom, bus, dev, fn = 0;
   int nd = read_hex(s, &i, 8, &dom);
@@ -229,14 +220,14 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
     out->push_back({std::move(e), when});
   };
 
-  if (starts_with(t, "NVRM: ")) {
+  if (t.starts_with("NVRM: ")) {
     std::string_view body = trim(t.substr(6));
-    if (starts_with(body, "Xid (")) {
+    if (body.starts_with("Xid (")) {
       if (auto e = parse_xid(body.substr(5), raw)) emit(std::move(*e));
       return;
     }
     // NVRM: GPU at PCI:0000:17:00: GPU-3b2a6c52-2d2e-4c5e-8d4f-1a2b3c4d5e6f
-    if (starts_with(body, "GPU at PCI:")) {
+    if (body.starts_with("GPU at PCI:")) {
       std::string_view a = body.substr(11);
       size_t n = pci_address_length(a);
       size_t uuid = body.find("GPU-", 11);
@@ -331,7 +322,7 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
       }
       return;
     }
-    if (!dev.empty() && starts_with(detail, "device [")) return;
+    if (!dev.empty() && detail.starts_with("device [")) return;
   }
 
   // Everything else: the pattern table (uvm, nouveau, module signing, fabric manager, ...).

@@ -2,21 +2,18 @@
 
 #include <charconv>
 
+#include "probe/text.h"  // hex_digit
+
 namespace gd {
 
 namespace {
 
-bool parse_u64(std::string_view s, uint64_t* out) {
+// A header field: digits only. (probe/text.h's parse_u64 trims blanks, which
+// a kmsg header never has: one there means the record is garbled.)
+bool parse_field(std::string_view s, uint64_t* out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size();
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 // The kernel escapes non-printable bytes as \xHH; a literal backslash stays.
@@ -24,9 +21,9 @@ std::string unescape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x' && hex_value(s[i + 2]) >= 0 &&
-        hex_value(s[i + 3]) >= 0) {
-      out.push_back(static_cast<char>(hex_value(s[i + 2]) * 16 + hex_value(s[i + 3])));
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x' && hex_digit(s[i + 2]) >= 0 &&
+        hex_digit(s[i + 3]) >= 0) {
+      out.push_back(static_cast<char>(hex_digit(s[i + 2]) * 16 + hex_digit(s[i + 3])));
       i += 3;
     } else {
       out.push_back(s[i]);
@@ -56,11 +53,11 @@ Result<KmsgRecord> parse_kmsg_record(std::string_view record) {
   if (n < 4) return Error{"kmsg record header has fewer than 4 fields"};
   uint64_t prio = 0;
   KmsgRecord r;
-  if (!parse_u64(fields[0], &prio) || prio > 1023) {
+  if (!parse_field(fields[0], &prio) || prio > 1023) {
     return Error{"kmsg record has a bad priority '" + std::string(fields[0].substr(0, 20)) + "'"};
   }
-  if (!parse_u64(fields[1], &r.seq)) return Error{"kmsg record has a bad sequence number"};
-  if (!parse_u64(fields[2], &r.ts_usec)) return Error{"kmsg record has a bad timestamp"};
+  if (!parse_field(fields[1], &r.seq)) return Error{"kmsg record has a bad sequence number"};
+  if (!parse_field(fields[2], &r.ts_usec)) return Error{"kmsg record has a bad timestamp"};
   r.level = static_cast<int>(prio & 7);
   r.facility = static_cast<int>(prio >> 3);
   r.continuation = fields[3].find('c') != std::string_view::npos;

@@ -74,6 +74,13 @@ std::optional<uint64_t> parse_hex(std::string_view s) {
   return parse_whole<uint64_t>(s, 16);
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 double parse_leading_double(std::string_view s) {
   s = trim(s);
   double v = 0;
