@@ -10,6 +10,8 @@ packages=(
   systemd-journal-remote                       # tests: writes real journal files
   clang libclang-rt-14-dev                     # libFuzzer targets
   clang-format python3                         # format check, e2e test driver
+  libtomlplusplus-dev                          # the health-threshold config file
+  python3-pytest                               # tests of the Python module
 )
 missing=()
 for p in "${packages[@]}"; do

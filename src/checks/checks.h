@@ -54,6 +54,15 @@ GD_CHECK(check_fallen_off_bus);  // gpu.fallen-off-bus
 GD_CHECK(check_reset_required);  // gpu.reset-required
 GD_CHECK(check_pcie_errors);     // pcie.errors
 
+// GPU health (NVML) and the PCIe topology (sysfs)
+GD_CHECK(check_thermal);       // thermal.high
+GD_CHECK(check_power);         // power.throttled
+GD_CHECK(check_clocks);        // clocks.throttled
+GD_CHECK(check_ecc);           // ecc.uncorrectable
+GD_CHECK(check_rows_pending);  // ecc.rows-pending
+GD_CHECK(check_pcie_link);     // pcie.link-degraded
+GD_CHECK(check_p2p);           // p2p.blocked
+
 #undef GD_CHECK
 
 }  // namespace gd

@@ -33,6 +33,7 @@ struct CheckArgs {
   std::vector<std::string> only;
   std::vector<std::string> skip;
   std::string log_window = "2h";  // --log-window: kernel-log events older than this are history
+  std::string config;             // --config FILE: health thresholds (docs/config.md)
 };
 void setup_check(CLI::App* app, CheckArgs* args);
 int run_check(const CheckArgs& args);
@@ -61,6 +62,35 @@ struct ExplainArgs {
 };
 void setup_explain(CLI::App* app, ExplainArgs* args);
 int run_explain(const ExplainArgs& args);
+
+struct TopoArgs {
+  ProbeOptions probe;
+  std::string from;  // --from FILE: a recorded snapshot
+  bool json = false;
+};
+void setup_topo(CLI::App* app, TopoArgs* args);
+int run_topo(const TopoArgs& args);
+
+struct EnvArgs {
+  ProbeOptions probe;
+  std::string from;           // --from FILE: a recorded snapshot
+  std::string config;         // --config FILE
+  std::string format = "sh";  // sh | fish | docker | k8s
+};
+void setup_env(CLI::App* app, EnvArgs* args);
+int run_env(const EnvArgs& args);
+
+struct RunArgs {
+  ProbeOptions probe;
+  std::string config;  // --config FILE
+  int require = 0;     // --require N: refuse with fewer healthy GPUs
+  bool exclude_unhealthy = false;
+  bool bind_cpus = false;
+  std::string json_report;           // --json-report FILE
+  std::vector<std::string> command;  // after --
+};
+void setup_run(CLI::App* app, RunArgs* args);
+int run_run(const RunArgs& args);
 
 // The hidden probe-child mode: `gpudoctor __probe-nvml|__probe-cuda ...`.
 bool is_probe_child(int argc, char** argv);

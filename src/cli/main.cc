@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   gd::SnapshotArgs snapshot;
   gd::LogsArgs logs;
   gd::ExplainArgs explain;
+  gd::TopoArgs topo;
+  gd::EnvArgs env;
+  gd::RunArgs run;
   // The table of subcommands.
   struct Command {
     const char* name;
@@ -39,6 +42,12 @@ int main(int argc, char** argv) {
       {"explain", "Name the likely causes behind pasted error output or logs",
        [&](CLI::App* a) { gd::setup_explain(a, &explain); },
        [&] { return gd::run_explain(explain); }},
+      {"topo", "Map CUDA order to nvidia-smi/PCI order, NUMA nodes, CPUs and GPU-to-GPU paths",
+       [&](CLI::App* a) { gd::setup_topo(a, &topo); }, [&] { return gd::run_topo(topo); }},
+      {"env", "Print the environment this machine's jobs need (sh, fish, docker, k8s)",
+       [&](CLI::App* a) { gd::setup_env(a, &env); }, [&] { return gd::run_env(env); }},
+      {"run", "Check first, then run a command on the healthy GPUs with the right settings",
+       [&](CLI::App* a) { gd::setup_run(a, &run); }, [&] { return gd::run_run(run); }},
   };
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const Command& c : kCommands) {

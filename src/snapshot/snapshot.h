@@ -105,6 +105,44 @@ struct PciDevice {
   std::string proc_uuid;
   std::optional<int> proc_minor;  // "Device Minor:" = N in /dev/nvidiaN
   bool proc_excluded = false;     // "GPU Excluded: Yes"
+  // Where the function sits in the PCI tree (the resolved sysfs path
+  // /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0): its root bus and the
+  // bridge directly above it ("" when it sits on the root bus).
+  std::string root_bus;  // "pci0000:00"
+  std::string parent;    // bdf of the upstream bridge (a switch or root port)
+};
+
+// A PCI bridge on the path from a root bus to an NVIDIA function: root ports
+// and PCIe switch ports, of any vendor. Recorded for the topology (which GPUs
+// share a switch) and for peer-to-peer (ACS on the way between two GPUs).
+struct PciBridge {
+  std::string bdf;  // "0000:00:01.1"
+  uint16_t vendor_id = 0;
+  uint16_t device_id = 0;
+  std::string root_bus;  // "pci0000:00"
+  std::string parent;    // bdf of the bridge above; "" on the root bus
+  int numa_node = -1;
+  double current_link_speed_gts = 0;  // GT/s; 0 unknown
+  double max_link_speed_gts = 0;
+  int current_link_width = 0;  // lanes; 0 unknown
+  int max_link_width = 0;
+  // Access Control Services, from the PCIe extended capability (ID 0x000d)
+  // in /sys/bus/pci/devices/<bdf>/config. Reading past the first 64 bytes of
+  // config space needs root: then acs_known is false and acs_error says why.
+  bool acs_known = false;
+  bool acs_capable = false;  // the capability is present
+  uint16_t acs_ctrl = 0;     // ACS Control register (bit 2 RR, 3 CR, 4 UF, ...)
+  std::string acs_error;     // "" when known
+};
+
+// The IOMMU, which together with ACS decides whether GPUs may talk to each
+// other directly over PCIe.
+struct IommuInfo {
+  bool known = false;         // /sys/class/iommu or /sys/kernel/iommu_groups was readable
+  bool enabled = false;       // an IOMMU unit is registered / groups exist
+  int groups = 0;             // entries in /sys/kernel/iommu_groups
+  bool passthrough = false;   // iommu=pt (or iommu.passthrough=1) on the kernel command line
+  std::string cmdline_flags;  // the IOMMU-related kernel parameters, as written
 };
 
 // --- device nodes ------------------------------------------------------------
@@ -167,6 +205,54 @@ struct NvmlProcess {
   std::optional<uint64_t> used_memory_bytes;  // nullopt = NVML_VALUE_NOT_AVAILABLE
 };
 
+// One NVLink of a GPU (nvmlDeviceGetNvLinkState / RemotePciInfo_v2).
+struct NvmlNvLink {
+  uint32_t link = 0;
+  NvmlValue<int> active;                 // 1 active, 0 inactive
+  NvmlValue<std::string> remote_bus_id;  // normalized; a GPU or an NVSwitch
+};
+
+// The health readings of one GPU, each with its NVML status
+// (shared/reference/nvidia-facts.md §4.3, §4.5).
+struct NvmlHealth {
+  NvmlValue<int> temperature_c;             // nvmlDeviceGetTemperature(GPU)
+  NvmlValue<int> memory_temperature_c;      // field 82 MEMORY_TEMP (HBM GPUs)
+  NvmlValue<uint32_t> temp_shutdown_c;      // threshold 0 SHUTDOWN
+  NvmlValue<uint32_t> temp_slowdown_c;      // threshold 1 SLOWDOWN
+  NvmlValue<uint32_t> temp_mem_max_c;       // threshold 2 MEM_MAX
+  NvmlValue<uint32_t> temp_gpu_max_c;       // threshold 3 GPU_MAX
+  NvmlValue<uint32_t> power_usage_mw;       // nvmlDeviceGetPowerUsage
+  NvmlValue<uint32_t> power_limit_mw;       // nvmlDeviceGetEnforcedPowerLimit
+  NvmlValue<uint32_t> power_max_limit_mw;   // PowerManagementLimitConstraints max
+  NvmlValue<uint32_t> sm_clock_mhz;         // nvmlDeviceGetClockInfo(SM)
+  NvmlValue<uint32_t> mem_clock_mhz;        // nvmlDeviceGetClockInfo(MEM)
+  NvmlValue<uint32_t> max_mem_clock_mhz;    // nvmlDeviceGetMaxClockInfo(MEM)
+  NvmlValue<uint64_t> clock_event_reasons;  // §4.5 bits (EventReasons, else ThrottleReasons)
+  NvmlValue<int> pstate;                    // 0 (max) .. 15; 32 unknown
+  NvmlValue<uint32_t> utilization_gpu_pct;  // nvmlDeviceGetUtilizationRates
+  NvmlValue<uint32_t> utilization_memory_pct;
+  NvmlValue<uint32_t> fan_speed_pct;  // nvmlDeviceGetFanSpeed; NOT_SUPPORTED on passive cards
+  NvmlValue<int> ecc_mode_current;    // 1 enabled
+  NvmlValue<int> ecc_mode_pending;
+  NvmlValue<uint64_t> ecc_corrected_volatile;  // since the driver loaded
+  NvmlValue<uint64_t> ecc_uncorrected_volatile;
+  NvmlValue<uint64_t> ecc_corrected_aggregate;  // lifetime
+  NvmlValue<uint64_t> ecc_uncorrected_aggregate;
+  NvmlValue<uint32_t> retired_pages_sbe;          // pages retired for multiple single-bit errors
+  NvmlValue<uint32_t> retired_pages_dbe;          // pages retired for double-bit errors
+  NvmlValue<int> retired_pages_pending;           // 1: a reboot/reset retires them
+  NvmlValue<uint32_t> remapped_rows_correctable;  // nvmlDeviceGetRemappedRows (Ampere+)
+  NvmlValue<uint32_t> remapped_rows_uncorrectable;
+  NvmlValue<int> remap_pending;       // 1: a GPU reset activates a remap
+  NvmlValue<int> remap_failure;       // 1: a remap failed (no spare rows)
+  NvmlValue<uint32_t> pcie_link_gen;  // current generation
+  NvmlValue<uint32_t> pcie_link_gen_max;
+  NvmlValue<uint32_t> pcie_link_width;  // lanes
+  NvmlValue<uint32_t> pcie_link_width_max;
+  NvmlValue<uint32_t> pcie_replay_count;
+  NvmlValue<std::vector<NvmlNvLink>> nvlinks;  // rc: link 0's state query
+};
+
 struct NvmlGpu {
   uint32_t index = 0;
   int handle_rc = 0;  // nvmlDeviceGetHandleByIndex_v2
@@ -190,6 +276,16 @@ struct NvmlGpu {
   NvmlValue<int> fabric_state;   // 0 not supported, 1 not started, 2 in progress, 3 completed
   NvmlValue<int> fabric_status;  // nvmlReturn_t inside the fabric info
   NvmlValue<uint32_t> mig_instance_count;  // MIG devices visible (GetMaxMigDeviceCount/handles)
+  NvmlHealth health;
+};
+
+// nvmlDeviceGetTopologyCommonAncestor for one pair of GPUs (NVML indices).
+struct NvmlTopoPair {
+  uint32_t a = 0;
+  uint32_t b = 0;
+  // 0 INTERNAL, 10 SINGLE (one PCIe switch), 20 MULTIPLE, 30 HOSTBRIDGE,
+  // 40 NODE, 50 SYSTEM
+  NvmlValue<int> level;
 };
 
 // The NVML probe, run in a child process.
@@ -205,6 +301,7 @@ struct NvmlInfo {
   NvmlValue<int> cuda_driver_version;  // 12040 = 12.4
   NvmlValue<uint32_t> device_count;
   std::vector<NvmlGpu> gpus;
+  std::vector<NvmlTopoPair> topology;  // every pair a < b
   // Child outcome: "" normal, "timeout", "crashed: SIGSEGV", "bad output: ...".
   std::string child_error;
   double duration_ms = 0;
@@ -325,7 +422,9 @@ struct Snapshot {
   EnvInfo env;
   LimitsInfo limits;
   DriverInfo driver;
-  std::vector<PciDevice> pci;  // NVIDIA functions only, sorted by bdf
+  std::vector<PciDevice> pci;          // NVIDIA functions only, sorted by bdf
+  std::vector<PciBridge> pci_bridges;  // bridges above them, sorted by bdf
+  IommuInfo iommu;
   std::vector<DevNode> devnodes;
   ContainerInfo container;
   std::vector<ServiceInfo> services;

@@ -90,7 +90,12 @@ GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_modul
         uvm_disable_hmm, char_majors, seconds_since_resume)
 GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id, class_code,
         kind, driver, numa_node, local_cpulist, current_link_speed_gts, max_link_speed_gts,
-        current_link_width, max_link_width, proc_model, proc_uuid, proc_minor, proc_excluded)
+        current_link_width, max_link_width, proc_model, proc_uuid, proc_minor, proc_excluded,
+        root_bus, parent)
+GD_JSON(PciBridge, bdf, vendor_id, device_id, root_bus, parent, numa_node, current_link_speed_gts,
+        max_link_speed_gts, current_link_width, max_link_width, acs_known, acs_capable, acs_ctrl,
+        acs_error)
+GD_JSON(IommuInfo, known, enabled, groups, passthrough, cmdline_flags)
 GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid, can_open,
         error)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
@@ -98,12 +103,23 @@ GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_c
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)
+GD_JSON(NvmlNvLink, link, active, remote_bus_id)
+GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_slowdown_c,
+        temp_mem_max_c, temp_gpu_max_c, power_usage_mw, power_limit_mw, power_max_limit_mw,
+        sm_clock_mhz, mem_clock_mhz, max_mem_clock_mhz, clock_event_reasons, pstate,
+        utilization_gpu_pct, utilization_memory_pct, fan_speed_pct, ecc_mode_current,
+        ecc_mode_pending, ecc_corrected_volatile, ecc_uncorrected_volatile,
+        ecc_corrected_aggregate, ecc_uncorrected_aggregate, retired_pages_sbe, retired_pages_dbe,
+        retired_pages_pending, remapped_rows_correctable, remapped_rows_uncorrectable,
+        remap_pending, remap_failure, pcie_link_gen, pcie_link_gen_max, pcie_link_width,
+        pcie_link_width_max, pcie_replay_count, nvlinks)
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, pci_bus_id, pci_device_id, minor_number,
         memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode, compute_mode,
         mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture, max_sm_clock_mhz,
-        processes, fabric_state, fabric_status, mig_instance_count)
+        processes, fabric_state, fabric_status, mig_instance_count, health)
+GD_JSON(NvmlTopoPair, a, b, level)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
-        driver_version, nvml_version, cuda_driver_version, device_count, gpus, child_error,
+        driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology, child_error,
         duration_ms)
 GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major, cc_minor,
         multiprocessors, clock_khz, ctx_rc)
@@ -116,7 +132,7 @@ GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, 
 GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, gpu_uuids)
 GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
-        pci, devnodes, container, services, processes, nvml, cuda, kernel_log, reported, probes,
+        pci, pci_bridges, iommu, devnodes, container, services, processes, nvml, cuda, kernel_log, reported, probes,
         unobserved)
 
 #undef GD_JSON

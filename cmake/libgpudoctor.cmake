@@ -1,0 +1,1 @@
+# libgpudoctor: the C ABI for training scripts (being written).
