@@ -167,4 +167,14 @@ std::string deadline_text(const Snapshot& s) {
   return buf;
 }
 
+bool is_stub_dir(std::string_view dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+  return dir.find("/stubs/") != std::string_view::npos || dir.ends_with("/stubs") || dir == "stubs";
+}
+
+bool is_compat_dir(std::string_view dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+  return dir.find("/compat/") != std::string_view::npos || dir.ends_with("/compat");
+}
+
 }  // namespace gd

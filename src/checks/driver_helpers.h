@@ -39,6 +39,12 @@ std::optional<std::string> library_file_version(std::string_view path);
 // The directory part of a path ("/a/b/libcuda.so" -> "/a/b").
 std::string dir_name(std::string_view path);
 
+// A CUDA toolkit stubs directory (".../lib64/stubs"), whose libcuda.so is
+// the link-time stub, not a driver.
+bool is_stub_dir(std::string_view dir);
+// A forward-compatibility package's directory (".../cuda-12.8/compat").
+bool is_compat_dir(std::string_view dir);
+
 // LD_LIBRARY_PATH with every entry for which `drop` holds removed.
 // Entries are compared without trailing slashes.
 template <class Pred>

@@ -17,11 +17,6 @@ constexpr const char* kMismatch = "cuda.compat-mismatch";
 constexpr int kSystemDriverMismatch = 803;
 constexpr int kCompatNotSupported = 804;
 
-bool is_compat_dir(std::string_view dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
-  return contains(dir, "/compat/") || dir.ends_with("/compat");
-}
-
 // The remedy line that takes the compat directory off the library path.
 std::string drop_compat_line(const Snapshot& s, const std::string& compat_dir) {
   const std::string* ld = env_var(s, "LD_LIBRARY_PATH");

@@ -50,12 +50,12 @@ const std::vector<CheckEntry>& all_checks() {
     {"fork-after-init", "no CUDA use after fork was reported", {"cuda.fork-after-init"}, check_fork_after_init, {"reported"}},
     {"container-runtime", "the container runtime could pass the GPUs in", {"container.runtime-not-configured", "container.unknown-device"}, check_container_runtime, {"reported"}},
     {"thermal", "GPU and memory temperatures are below their slowdown thresholds", {"thermal.high"}, check_thermal, {"nvml"}},
-    {"power", "no GPU is held back by power capping or a power brake", {"power.throttled"}, check_power, {"nvml"}},
+    {"power", "no GPU is slowed by the hardware power brake or a lowered power limit", {"power.throttled"}, check_power, {"nvml"}},
     {"clocks", "no GPU's clocks are slowed by hardware or thermal events", {"clocks.throttled"}, check_clocks, {"nvml"}},
     {"ecc", "no uncorrectable ECC errors or failed row remaps", {"ecc.uncorrectable"}, check_ecc, {"nvml"}},
     {"rows-pending", "no row remap or page retirement waits for a GPU reset", {"ecc.rows-pending"}, check_rows_pending, {"nvml"}},
-    {"pcie-link", "every GPU's PCIe link runs at its full width (and speed under load)", {"pcie.link-degraded"}, check_pcie_link, {"pci"}},
-    {"p2p", "PCIe ACS and the IOMMU let GPUs reach each other directly", {"p2p.blocked"}, check_p2p, {"pci"}},
+    {"pcie-link", "every GPU's PCIe link runs at the width its slot allows (and the speed, under load)", {"pcie.link-degraded"}, check_pcie_link, {"pci"}},
+    {"p2p", "no PCIe ACS redirect between GPUs that share a switch (with the IOMMU, it breaks peer-to-peer)", {"p2p.blocked"}, check_p2p, {"pci"}},
     {"folk-remedies", "what the usual environment fixes really do here", {"advice.device-order", "advice.nvml-based-check", "advice.visible-devices"}, check_folk_remedies, {"env", "cuda", "nvml"}},
   };
   // clang-format on

@@ -10,11 +10,6 @@ namespace {
 
 constexpr int kStubLibrary = 34;
 
-bool is_stub_dir(std::string_view dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
-  return contains(dir, "/stubs/") || dir.ends_with("/stubs") || dir == "stubs";
-}
-
 }  // namespace
 
 std::vector<Finding> check_stub_library(const Snapshot& s, const Config&) {

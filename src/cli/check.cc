@@ -3,9 +3,11 @@
 #include "checks/check.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "config/config.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "snapshot/snapshot_json.h"
@@ -48,6 +50,10 @@ void setup_check(CLI::App* app, CheckArgs* args) {
   app->add_option("--log-window", args->log_window,
                   "Kernel-log events older than this no longer fail the node (default 2h)")
       ->option_text("DURATION");
+  app->add_option("--config", args->config,
+                  "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
+                  "built-in")
+      ->option_text("FILE");
   add_probe_options(app, &args->probe);
 }
 
@@ -58,7 +64,13 @@ int run_check(const CheckArgs& args) {
     print_error(checks.error());
     return kExitUsage;
   }
-  Config config;
+  // Only the file the user names is read (docs/config.md).
+  auto loaded_config = load_config(config_path(args.config, std::getenv("GPUDOCTOR_CONFIG")));
+  if (!loaded_config.ok()) {
+    print_error(loaded_config.error());
+    return kExitUsage;
+  }
+  Config config = std::move(*loaded_config);
   auto window = parse_duration(args.log_window);
   if (!window.ok()) {
     print_error(window.error());

@@ -1,5 +1,7 @@
 // gpudoctor: why CUDA will not start, and what to type to fix it.
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "cli/commands.h"
 
@@ -75,6 +77,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    bool run_without_dashes = argc >= 2 && std::string_view(argv[1]) == "run" &&
+                              std::none_of(argv + 2, argv + argc, [](const char* a) {
+                                return std::string_view(a) == "--";
+                              });
+    if (run_without_dashes) {
+      gd::print_error(std::string(e.what()) +
+                      " (put -- before the command: gpudoctor run [options] -- CMD ARGS...)");
+      return gd::kExitUsage;
+    }
     gd::print_error(std::string(e.what()) + " (see gpudoctor --help)");
     return gd::kExitUsage;
   }

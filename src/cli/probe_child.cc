@@ -1,6 +1,9 @@
 // `gpudoctor __probe-nvml --lib PATH` and
 // `gpudoctor __probe-cuda --lib PATH --cudart PATH --label user|clean`:
 // the probe children that call NVML and CUDA (src/probe/child.cc runs them).
+#include <signal.h>
+#include <sys/prctl.h>
+
 #include <cstring>
 
 #include "cli/commands.h"
@@ -13,6 +16,10 @@ bool is_probe_child(int argc, char** argv) {
 }
 
 int run_probe_child(int argc, char** argv) {
+  // Dies with its parent: a child stuck in cuInit must not outlive a killed
+  // gpudoctor or a killed library host. The runner waits in the thread that
+  // spawned it, so the parent thread outlives the child in normal use.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::string lib, cudart, label = "user";
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string_view flag = argv[i];

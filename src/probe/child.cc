@@ -124,6 +124,11 @@ size_t ChildRunner::start(const ChildSpec& spec) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+  // A library's host (a Python process) may hold descriptors without
+  // close-on-exec; the probe child must not keep them open.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t empty, defaults;
@@ -232,7 +237,14 @@ bool ChildRunner::step() {
   for (auto& p : procs_) {
     if (p->done || p->exit_seen) continue;
     int status = 0;
-    if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+    pid_t w = waitpid(p->pid, &status, WNOHANG);
+    // ECHILD: the host process ignores SIGCHLD (inherited across exec, or a
+    // library's caller) or reaps with waitpid(-1), so the child is gone and
+    // its status with it. Its output decides then; waiting out the deadline
+    // would call a healthy child hung.
+    bool reaped_elsewhere = w < 0 && errno == ECHILD;
+    if (w == p->pid || reaped_elsewhere) {
+      if (reaped_elsewhere) status = 0;  // exit status unknown: read as a normal exit
       record_exit(status, &p->result);
       p->exit_seen = true;
       p->exit_time = now;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "probe/pci_topology.h"  // probe_iommu
 #include "probe/probe.h"
 
 namespace gd {
@@ -38,9 +39,9 @@ Snapshot collect_snapshot(const ProbeOptions& opt) {
 
   // env comes first: the container probe reads the `container` variable.
   using FileProbe = ProbeRecord (*)(const ProbeOptions&, Snapshot*);
-  const FileProbe kFileProbes[] = {probe_env,      probe_limits,    probe_driver,
-                                   probe_pci,      probe_devnodes,  probe_container,
-                                   probe_services, probe_kernel_log};
+  const FileProbe kFileProbes[] = {probe_env,       probe_limits,   probe_driver,
+                                   probe_pci,       probe_iommu,    probe_devnodes,
+                                   probe_container, probe_services, probe_kernel_log};
   for (FileProbe probe : kFileProbes) {
     auto start = Clock::now();
     ProbeRecord rec = probe(opt, &s);

@@ -117,23 +117,23 @@ std::string format_uuid(const unsigned char b[16]) {
   return buf;
 }
 
+// Only the last checkpoint counts: it is parsed once, after the scan (the
+// NVML child writes one per GPU, each repeating the ones before it, and
+// parsing them all cost more than the probe itself).
 ParsedChildOutput parse_child_output(const std::string& out) {
   ParsedChildOutput p;
+  std::string_view last_checkpoint;
   size_t pos = 0;
   while (pos < out.size()) {
     size_t nl = out.find('\n', pos);
     bool complete = nl != std::string::npos;
-    std::string line = out.substr(pos, complete ? nl - pos : std::string::npos);
+    std::string_view line(out.data() + pos, (complete ? nl : out.size()) - pos);
     pos = complete ? nl + 1 : out.size();
     if (line.empty()) continue;
     if (line[0] == '@') {
-      p.last_call = line.substr(1);
+      p.last_call = std::string(line.substr(1));
     } else if (line[0] == '#' && complete) {
-      auto j = nlohmann::json::parse(line.begin() + 1, line.end(), nullptr, false);
-      if (!j.is_discarded() && j.is_object()) {
-        p.checkpoint = std::move(j);
-        p.has_checkpoint = true;
-      }
+      last_checkpoint = line.substr(1);
     } else if (line[0] == '{') {
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (!j.is_discarded() && j.is_object() && complete) {
@@ -141,8 +141,15 @@ ParsedChildOutput parse_child_output(const std::string& out) {
         p.has_result = true;
         p.error.clear();
       } else {
-        p.error = "result line is not complete JSON: " + line.substr(0, 60);
+        p.error = "result line is not complete JSON: " + std::string(line.substr(0, 60));
       }
+    }
+  }
+  if (!last_checkpoint.empty()) {
+    auto j = nlohmann::json::parse(last_checkpoint, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) {
+      p.checkpoint = std::move(j);
+      p.has_checkpoint = true;
     }
   }
   return p;

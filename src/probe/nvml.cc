@@ -2,93 +2,19 @@
 // libnvidia-ml with dlopen, reads what the checks need with the NVML status
 // next to every value, and prints one NvmlInfo as JSON (hw_common.h).
 //
-// No SDK header: the few types used are declared here with the ABI of
-// shared/reference/nvidia-facts.md §4.3/§4.4 (NVIDIA's nvml.h as copied in
-// NVIDIA/go-nvml, CUDA 13.3 header; LP64 layouts). Versioned symbols are
-// resolved newest first; a missing one leaves its value's rc at -1.
+// The types and symbols are in nvml_api.h; the health readings and the
+// GPU-pair topology in nvml_health.cc.
 #include <chrono>
-#include <cstddef>
 #include <vector>
 
 #include "probe/hw_common.h"
+#include "probe/nvml_api.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot_json.h"
 
 namespace gd {
+namespace nvml {
 namespace {
-
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_opaque*;
-
-constexpr nvmlReturn_t kSuccess = 0;
-constexpr nvmlReturn_t kInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
-constexpr unsigned kBufferSize = 96;           // NVML_DEVICE_NAME_V2/UUID_V2_BUFFER_SIZE
-constexpr unsigned kMaxGpus = 64;              // more than any machine; bounds a garbled count
-constexpr int kClockSm = 1;                    // NVML_CLOCK_SM
-
-struct PciInfo {  // nvmlPciInfo_t
-  char busIdLegacy[16];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pciDeviceId;  // (device << 16) | vendor
-  unsigned int pciSubSystemId;
-  char busId[32];  // "00000000:17:00.0"
-};
-static_assert(sizeof(PciInfo) == 68 && offsetof(PciInfo, pciDeviceId) == 28 &&
-              offsetof(PciInfo, busId) == 36);
-
-struct Memory {  // nvmlMemory_t, bytes
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-static_assert(sizeof(Memory) == 24);
-
-struct ProcessInfo {  // nvmlProcessInfo_v2_t, used by the _v2 and _v3 calls
-  unsigned int pid;
-  unsigned long long usedGpuMemory;  // kValueNotAvailable if unknown
-  unsigned int gpuInstanceId;
-  unsigned int computeInstanceId;
-};
-static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8);
-constexpr unsigned long long kValueNotAvailable = ~0ull;
-
-struct FabricInfoV2 {  // nvmlGpuFabricInfo_v2_t
-  unsigned int version;
-  unsigned char clusterUuid[16];
-  nvmlReturn_t status;
-  unsigned int cliqueId;
-  unsigned char state;  // 0 not supported, 1 not started, 2 in progress, 3 completed
-  unsigned int healthMask;
-};
-static_assert(sizeof(FabricInfoV2) == 36 && offsetof(FabricInfoV2, state) == 28);
-constexpr unsigned int kFabricInfoV2 = sizeof(FabricInfoV2) | (2u << 24);  // 0x02000024
-
-struct Api {
-  Sym<nvmlReturn_t()> init;
-  Sym<nvmlReturn_t()> shutdown;
-  Sym<nvmlReturn_t(char*, unsigned)> driver_version;
-  Sym<nvmlReturn_t(char*, unsigned)> nvml_version;
-  Sym<nvmlReturn_t(int*)> cuda_driver_version;
-  Sym<nvmlReturn_t(unsigned*)> count;
-  Sym<nvmlReturn_t(unsigned, nvmlDevice_t*)> handle;
-  Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> name;
-  Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> uuid;
-  Sym<nvmlReturn_t(nvmlDevice_t, PciInfo*)> pci;
-  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> minor;
-  Sym<nvmlReturn_t(nvmlDevice_t, Memory*)> memory;
-  Sym<nvmlReturn_t(nvmlDevice_t, int*)> persistence;
-  Sym<nvmlReturn_t(nvmlDevice_t, int*)> compute_mode;
-  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, unsigned*)> mig_mode;
-  Sym<nvmlReturn_t(nvmlDevice_t, int*, int*)> cc;
-  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> arch;
-  Sym<nvmlReturn_t(nvmlDevice_t, int, unsigned*)> max_clock;
-  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)> processes;
-  Sym<nvmlReturn_t(nvmlDevice_t, FabricInfoV2*)> fabric;
-  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> max_mig;
-  Sym<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)> mig_handle;
-};
 
 Api resolve_api(void* lib) {
   Api a;
@@ -124,6 +50,7 @@ Api resolve_api(void* lib) {
       resolve<nvmlReturn_t(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
   a.mig_handle = resolve<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)>(
       lib, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  resolve_health_api(lib, &a);
   return a;
 }
 
@@ -237,19 +164,19 @@ void read_fabric_and_mig(const Api& a, ChildOutput& out, nvmlDevice_t dev, const
   g->mig_instance_count.value = found;
 }
 
-NvmlGpu read_gpu(const Api& a, ChildOutput& out, unsigned index) {
-  NvmlGpu g;
-  g.index = index;
+// Identity, modes and processes of one GPU; its handle (nullptr if none).
+nvmlDevice_t read_gpu(const Api& a, ChildOutput& out, unsigned index, NvmlGpu* g) {
+  g->index = index;
   std::string at = " (GPU " + std::to_string(index) + ")";
   nvmlDevice_t dev = nullptr;
-  g.handle_rc = ask(out, a.handle, at, [&](auto f) { return f(index, &dev); });
-  if (g.handle_rc != kSuccess) return g;
-  read_strings(a, out, dev, at, &g);
-  read_memory(a, out, dev, at, &g);
-  read_modes(a, out, dev, at, &g);
-  read_processes(a, out, dev, at, &g);
-  read_fabric_and_mig(a, out, dev, at, &g);
-  return g;
+  g->handle_rc = ask(out, a.handle, at, [&](auto f) { return f(index, &dev); });
+  if (g->handle_rc != kSuccess) return nullptr;
+  read_strings(a, out, dev, at, g);
+  read_memory(a, out, dev, at, g);
+  read_modes(a, out, dev, at, g);
+  read_processes(a, out, dev, at, g);
+  read_fabric_and_mig(a, out, dev, at, g);
+  return dev;
 }
 
 void read_system(const Api& a, ChildOutput& out, NvmlInfo* info) {
@@ -266,6 +193,30 @@ void read_system(const Api& a, ChildOutput& out, NvmlInfo* info) {
   info->device_count.rc = ask(out, a.count, "", [&](auto f) { return f(&n); });
   if (info->device_count.ok()) info->device_count.value = n;
 }
+
+// Each checkpoint repeats everything read so far, so their total grows
+// with the square of the GPU count, while the parent keeps only the first
+// 4 MiB of a child's output (ChildSpec::max_stdout_bytes), the final result
+// included. Past a budget of half that (reached at about 25 GPUs) only the
+// final result is written.
+class GpuCheckpoints {
+ public:
+  explicit GpuCheckpoints(ChildOutput& out) : out_(out) {}
+  void write(const NvmlInfo& info) {
+    size_t estimate = kBaseBytes + kGpuBytes * info.gpus.size();
+    if (spent_ + estimate > kBudgetBytes) return;
+    spent_ += estimate;
+    out_.checkpoint(nvml_info_to_json(info));
+  }
+
+ private:
+  // Upper estimates of the JSON: a GPU with 36 NVLinks is about 5.5 KB.
+  static constexpr size_t kBaseBytes = 1024;
+  static constexpr size_t kGpuBytes = 6 * 1024;
+  static constexpr size_t kBudgetBytes = 2u << 20;
+  ChildOutput& out_;
+  size_t spent_ = 0;
+};
 
 void run_nvml(ChildOutput& out, NvmlInfo* info) {
   LoadedLibrary lib = load_library(info->library_requested);
@@ -286,9 +237,22 @@ void run_nvml(ChildOutput& out, NvmlInfo* info) {
   read_system(a, out, info);
   out.checkpoint(nvml_info_to_json(*info));
   unsigned count = info->device_count.ok() ? info->device_count.value : 0;
+  // A checkpoint after the identity of each GPU (with the health of the
+  // GPUs before it): a health call that hangs still leaves the GPU's name
+  // and bus id. One more after the last GPU's health and after the topology.
+  GpuCheckpoints ckpt(out);
+  std::vector<nvmlDevice_t> devs;
   for (unsigned i = 0; i < count && i < kMaxGpus; ++i) {
-    info->gpus.push_back(read_gpu(a, out, i));
-    out.checkpoint(nvml_info_to_json(*info));
+    NvmlGpu& g = info->gpus.emplace_back();
+    nvmlDevice_t dev = read_gpu(a, out, i, &g);
+    devs.push_back(dev);
+    ckpt.write(*info);
+    if (dev != nullptr) read_health(a, out, dev, " (GPU " + std::to_string(i) + ")", &g.health);
+  }
+  if (!info->gpus.empty()) ckpt.write(*info);
+  if (devs.size() > 1) {
+    info->topology = read_topology(a, out, devs);
+    ckpt.write(*info);
   }
   ask(out, a.shutdown, "", [](auto f) { return f(); });
   // The library stays loaded: unloading a driver library buys nothing in a
@@ -296,6 +260,7 @@ void run_nvml(ChildOutput& out, NvmlInfo* info) {
 }
 
 }  // namespace
+}  // namespace nvml
 
 int nvml_child_main(const std::string& lib) {
   disable_core_dumps();
@@ -304,7 +269,7 @@ int nvml_child_main(const std::string& lib) {
   NvmlInfo info;
   info.attempted = true;
   info.library_requested = lib.empty() ? "libnvidia-ml.so.1" : lib;
-  run_nvml(out, &info);
+  nvml::run_nvml(out, &info);
   info.duration_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   out.result(nvml_info_to_json(info));

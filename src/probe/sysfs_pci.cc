@@ -1,11 +1,15 @@
 // The PCI probe: every NVIDIA function on the bus (GPUs, their HDMI audio
 // functions, NVSwitches, bridges) from /sys/bus/pci/devices, with the driver
 // bound, the link, the NUMA node, and what the NVIDIA driver says about each
-// GPU in /proc/driver/nvidia/gpus/<bdf>/information.
+// GPU in /proc/driver/nvidia/gpus/<bdf>/information; and the PCI tree above
+// them: each function's root bus and parent bridge, and every bridge on the
+// way (root ports, switch ports, of any vendor) with its link and ACS.
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "probe/file_probes.h"
+#include "probe/pci_topology.h"
 #include "probe/probe.h"
 #include "probe/text.h"
 
@@ -106,6 +110,60 @@ std::optional<PciDevice> read_device(const RootFs& fs, const std::string& bdf, P
   return d;
 }
 
+PciBridge read_bridge(const RootFs& fs, const std::string& dir, const std::string& bdf,
+                      ProbeNotes* notes) {
+  PciBridge b;
+  b.bdf = bdf;
+  b.vendor_id = static_cast<uint16_t>(read_hex(fs, dir + "/vendor", 0xffff, notes).value_or(0));
+  b.device_id = static_cast<uint16_t>(read_hex(fs, dir + "/device", 0xffff, notes).value_or(0));
+  b.numa_node = read_numa_node(fs, dir + "/numa_node", notes);
+  b.current_link_speed_gts = read_link_speed(fs, dir + "/current_link_speed");
+  b.max_link_speed_gts = read_link_speed(fs, dir + "/max_link_speed");
+  b.current_link_width = read_link_width(fs, dir + "/current_link_width", notes);
+  b.max_link_width = read_link_width(fs, dir + "/max_link_width", notes);
+  // 4096 bytes as root; a user's read stops at 64 (parse_acs_config says so).
+  auto config = fs.read(dir + "/config", 4096);
+  if (!config) {
+    b.acs_error = config.error();
+    return b;
+  }
+  AcsReading acs = parse_acs_config(*config);
+  b.acs_known = acs.known;
+  b.acs_capable = acs.capable;
+  b.acs_ctrl = acs.ctrl;
+  b.acs_error = acs.error;
+  if (acs.garbled) notes->garbled(dir + "/config: " + acs.error);
+  return b;
+}
+
+// Where d sits: root bus and parent from its sysfs link, and every bridge
+// on the way up into *bridges (each read once).
+void read_topology(const RootFs& fs, PciDevice* d, std::map<std::string, PciBridge>* bridges,
+                   ProbeNotes* notes) {
+  auto link = fs.readlink("/sys/bus/pci/devices/" + d->bdf);
+  if (!link) {
+    notes->note(link.error());
+    return;
+  }
+  auto path = parse_pci_device_link(d->bdf, *link);
+  if (!path) {
+    notes->garbled("/sys/bus/pci/devices/" + d->bdf + ": " + path.error());
+    return;
+  }
+  d->root_bus = path->root_bus;
+  const auto& chain = path->chain;
+  if (chain.size() >= 2) d->parent = chain[chain.size() - 2];
+  std::string dir = path->root_dir;
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    dir += "/" + chain[i];
+    if (bridges->count(chain[i]) || bridges->size() >= kMaxPciDevices) continue;
+    PciBridge b = read_bridge(fs, dir, chain[i], notes);
+    b.root_bus = path->root_bus;
+    b.parent = i > 0 ? chain[i - 1] : "";
+    bridges->emplace(chain[i], std::move(b));
+  }
+}
+
 }  // namespace
 
 // The class code's upper 16 bits (base class, subclass); source: PCI Code and
@@ -156,6 +214,7 @@ GpuProcInformation parse_gpu_information(std::string_view text) {
 ProbeRecord probe_pci_at(const RootFs& fs, Snapshot* s) {
   ProbeNotes notes;
   s->pci.clear();
+  s->pci_bridges.clear();
   if (!fs.is_dir("/sys/bus/pci/devices")) {
     notes.unavailable("no /sys/bus/pci/devices");
     return notes.record("pci");
@@ -165,6 +224,9 @@ ProbeRecord probe_pci_at(const RootFs& fs, Snapshot* s) {
   }
   std::sort(s->pci.begin(), s->pci.end(),
             [](const PciDevice& a, const PciDevice& b) { return a.bdf < b.bdf; });
+  std::map<std::string, PciBridge> bridges;  // by bdf: sorted, each once
+  for (auto& d : s->pci) read_topology(fs, &d, &bridges, &notes);
+  for (auto& [bdf, b] : bridges) s->pci_bridges.push_back(std::move(b));
   return notes.record("pci");
 }
 

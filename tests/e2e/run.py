@@ -100,7 +100,7 @@ def scenario_command(gd, fakes, sc, tmp):
         argv += ["--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
                  "--cuda-lib", "/nonexistent/libcuda.so.1",
                  "--cudart-lib", "/nonexistent/libcudart.so"]
-    env.update(sc.get("env", {}))
+    env.update({k: v.replace("<SRC>", SRC) for k, v in sc.get("env", {}).items()})
     argv += sc.get("args", [])
     limit_kb = sc.get("ulimit_v_kb")
 

@@ -3,51 +3,25 @@
 // nvml.h as copied in NVIDIA/go-nvml, CUDA 13.3 header), answering from the
 // scenario file. Like real NVML it enumerates GPUs in PCI bus order and
 // ignores CUDA_VISIBLE_DEVICES.
-#include <cstddef>
+#include "fake_nvml.h"
+
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "scenario.h"
 
-#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace {
-
-// nvmlReturn_t values (§4.1).
-enum : int {
-  kSuccess = 0,
-  kUninitialized = 1,
-  kInvalidArgument = 2,
-  kNotSupported = 3,
-  kNotFound = 6,
-  kInsufficientSize = 7,
-  kGpuIsLost = 15,
-  kArgumentVersionMismatch = 25,
-  kUnknown = 999,
-};
-
-}  // namespace
-
-// Opaque to callers (nvmlDevice_t is a pointer to it).
-struct nvmlDevice_st {
-  const fake::Gpu* gpu = nullptr;
-  const fake::MigInstance* mig = nullptr;
-};
-typedef nvmlDevice_st* nvmlDevice_t;
-typedef int nvmlReturn_t;
-
-typedef struct nvmlPciInfo_st {
-  char busIdLegacy[16];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pciDeviceId;
-  unsigned int pciSubSystemId;
-  char busId[32];
-} nvmlPciInfo_t;
-static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, pciDeviceId) == 28 &&
-              offsetof(nvmlPciInfo_t, busId) == 36);
+using fake::nvml::device_call;
+using fake::nvml::fill_pci_info;
+using fake::nvml::kArgumentVersionMismatch;
+using fake::nvml::kGpuIsLost;
+using fake::nvml::kInsufficientSize;
+using fake::nvml::kInvalidArgument;
+using fake::nvml::kNotFound;
+using fake::nvml::kNotSupported;
+using fake::nvml::kSuccess;
+using fake::nvml::kUninitialized;
+using fake::nvml::kUnknown;
 
 typedef struct nvmlMemory_st {
   unsigned long long total;
@@ -103,8 +77,16 @@ int init_call(const char* fn) {
   return kSuccess;
 }
 
-// Common preamble of per-device calls: initialized, valid handle, injected
-// errors, lost GPU.
+int string_call(const char* fn, nvmlDevice_t dev, const std::string& value, char* buf,
+                unsigned int len) {
+  if (int rc = device_call(fn, dev, buf)) return rc;
+  return fake::copy_string(value, buf, len) ? kSuccess : kInsufficientSize;
+}
+
+}  // namespace
+
+namespace fake::nvml {
+
 int device_call(const char* fn, nvmlDevice_t dev, const void* out) {
   if (g_init_count == 0) return kUninitialized;
   if (dev == nullptr || dev->gpu == nullptr || out == nullptr) return kInvalidArgument;
@@ -113,13 +95,25 @@ int device_call(const char* fn, nvmlDevice_t dev, const void* out) {
   return kSuccess;
 }
 
-int string_call(const char* fn, nvmlDevice_t dev, const std::string& value, char* buf,
-                unsigned int len) {
-  if (int rc = device_call(fn, dev, buf)) return rc;
-  return fake::copy_string(value, buf, len) ? kSuccess : kInsufficientSize;
+nvmlDevice_t handle_at(size_t index) {
+  return index < g_handles.size() ? &g_handles[index] : nullptr;
 }
 
-}  // namespace
+size_t index_of(nvmlDevice_t dev) { return static_cast<size_t>(dev->gpu - sc().gpus.data()); }
+
+void fill_pci_info(unsigned domain, unsigned bus, unsigned device, unsigned device_id,
+                   unsigned subsystem_id, nvmlPciInfo_t* pci) {
+  std::memset(pci, 0, sizeof *pci);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", domain, bus, device);
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, device);
+  pci->domain = domain;
+  pci->bus = bus;
+  pci->device = device;
+  pci->pciDeviceId = device_id;
+  pci->pciSubSystemId = subsystem_id;
+}
+
+}  // namespace fake::nvml
 
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) { return init_call("nvmlInit_v2"); }
 FAKE_EXPORT nvmlReturn_t nvmlInit(void) { return init_call("nvmlInit"); }
@@ -238,15 +232,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char* uuid, unsigne
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t* pci) {
   if (int rc = device_call("nvmlDeviceGetPciInfo_v3", dev, pci)) return rc;
   const fake::Gpu& g = *dev->gpu;
-  std::memset(pci, 0, sizeof *pci);
-  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", g.domain, g.bus,
-                g.device);
-  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", g.domain, g.bus, g.device);
-  pci->domain = g.domain;
-  pci->bus = g.bus;
-  pci->device = g.device;
-  pci->pciDeviceId = g.pci_device_id;
-  pci->pciSubSystemId = g.pci_subsystem_id;
+  fill_pci_info(g.domain, g.bus, g.device, g.pci_device_id, g.pci_subsystem_id, pci);
   return kSuccess;
 }
 

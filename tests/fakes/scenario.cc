@@ -65,6 +65,81 @@ void parse_bus_id(Gpu* g) {
   g->function = f;
 }
 
+uint32_t get_u32(const json& j, const char* key, uint32_t fallback) {
+  return static_cast<uint32_t>(get_uint(j, key, fallback));
+}
+
+// An optional object: nullptr when absent or null.
+const json* get_object(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) throw std::runtime_error(std::string("\"") + key + "\" is not an object");
+  return &*it;
+}
+
+// The "health" object (shape in scenario.h).
+Health parse_health(const json& j) {
+  Health h;
+  h.temperature_c = get_int(j, "temperature_c", h.temperature_c);
+  if (j.contains("memory_temperature_c") && !j["memory_temperature_c"].is_null()) {
+    h.memory_temperature_c = get_int(j, "memory_temperature_c", 0);
+  }
+  if (const json* t = get_object(j, "temp_thresholds")) {
+    h.temp_thresholds.clear();
+    const char* names[] = {"shutdown", "slowdown", "mem_max", "gpu_max"};
+    for (int i = 0; i < 4; ++i) {
+      if (t->contains(names[i]) && !(*t)[names[i]].is_null()) {
+        h.temp_thresholds[i] = get_u32(*t, names[i], 0);
+      }
+    }
+  }
+  h.power_usage_mw = get_u32(j, "power_usage_mw", h.power_usage_mw);
+  h.power_limit_mw = get_u32(j, "power_limit_mw", h.power_limit_mw);
+  h.power_min_limit_mw = get_u32(j, "power_min_limit_mw", h.power_min_limit_mw);
+  h.power_max_limit_mw = get_u32(j, "power_max_limit_mw", h.power_limit_mw);
+  h.sm_clock_mhz = get_u32(j, "sm_clock_mhz", h.sm_clock_mhz);
+  h.mem_clock_mhz = get_u32(j, "mem_clock_mhz", h.mem_clock_mhz);
+  h.clock_event_reasons = get_uint(j, "clock_event_reasons", h.clock_event_reasons);
+  h.pstate = get_int(j, "pstate", h.pstate);
+  h.utilization_gpu_pct = get_u32(j, "utilization_gpu_pct", h.utilization_gpu_pct);
+  h.utilization_memory_pct = get_u32(j, "utilization_memory_pct", h.utilization_memory_pct);
+  if (j.contains("fan_speed_pct") && !j["fan_speed_pct"].is_null()) {
+    h.fan_speed_pct = get_u32(j, "fan_speed_pct", 0);
+  }
+  if (const json* e = get_object(j, "ecc")) {
+    Ecc ecc;
+    ecc.current = get_int(*e, "current", ecc.current);
+    ecc.pending = get_int(*e, "pending", ecc.current);
+    ecc.corrected_volatile = get_uint(*e, "corrected_volatile", 0);
+    ecc.uncorrected_volatile = get_uint(*e, "uncorrected_volatile", 0);
+    ecc.corrected_aggregate = get_uint(*e, "corrected_aggregate", 0);
+    ecc.uncorrected_aggregate = get_uint(*e, "uncorrected_aggregate", 0);
+    h.ecc = ecc;
+  }
+  if (const json* r = get_object(j, "retired_pages")) {
+    h.retired_pages =
+        RetiredPages{get_u32(*r, "sbe", 0), get_u32(*r, "dbe", 0), get_int(*r, "pending", 0)};
+  }
+  if (const json* r = get_object(j, "remapped_rows")) {
+    h.remapped_rows = RemappedRows{get_u32(*r, "correctable", 0), get_u32(*r, "uncorrectable", 0),
+                                   get_int(*r, "pending", 0), get_int(*r, "failure", 0)};
+  }
+  if (const json* p = get_object(j, "pcie")) {
+    h.pcie.gen = get_u32(*p, "gen", h.pcie.gen);
+    h.pcie.gen_max = get_u32(*p, "gen_max", h.pcie.gen_max);
+    h.pcie.width = get_u32(*p, "width", h.pcie.width);
+    h.pcie.width_max = get_u32(*p, "width_max", h.pcie.width_max);
+    h.pcie.replay = get_u32(*p, "replay", h.pcie.replay);
+  }
+  if (auto it = j.find("nvlinks"); it != j.end() && it->is_array()) {
+    std::vector<NvLink> links;
+    for (const auto& l : *it)
+      links.push_back({l.value("active", false), get_string(l, "remote_bus_id")});
+    h.nvlinks = std::move(links);
+  }
+  return h;
+}
+
 Gpu parse_gpu(const json& j) {
   Gpu g;
   g.name = get_string(j, "name");
@@ -116,6 +191,8 @@ Gpu parse_gpu(const json& j) {
   }
   g.lost = j.value("lost", false);
   g.errors = get_int_map(j, "errors");
+  g.numa = get_int(j, "numa", -1);
+  if (const json* h = get_object(j, "health")) g.health = parse_health(*h);
   return g;
 }
 
@@ -148,6 +225,9 @@ void parse(const json& j, Scenario* s) {
   for (const auto& h : j.value("hang", json::array())) s->hang.insert(h.get<std::string>());
   for (const auto& c : j.value("crash", json::array())) s->crash.insert(c.get<std::string>());
   s->delay_ms = get_int_map(j, "delay_ms");
+  for (const auto& t : j.value("topology", json::array())) {
+    s->topology.push_back({get_u32(t, "a", 0), get_u32(t, "b", 0), get_int(t, "level", 0)});
+  }
 }
 
 Scenario load() {

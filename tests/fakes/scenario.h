@@ -23,12 +23,63 @@
 //                 "processes": [{"pid": 4242, "used_memory_bytes": 1}],  // null = N/A
 //                 "fabric": {"state": 3, "status": 0},  // absent: NOT_SUPPORTED
 //                 "lost": true,               // fallen off the bus: NVML 15, CUDA skips it
-//                 "errors": {"nvmlDeviceGetMemoryInfo": 15} } ],  // per-GPU return codes
+//                 "errors": {"nvmlDeviceGetMemoryInfo": 15},  // per-GPU return codes
+//                 "numa": 0,                  // NUMA node, for the topology rule below
+//                 "health": { <health> } } ],
+//     "topology": [{"a": 0, "b": 1, "level": 10}],  // see "Topology" below
 //     "errors": {"cuInit": 2, "nvmlInit_v2": 9},  // return code of any exported function
 //     "hang": ["cuInit"],                          // sleeps forever
 //     "crash": ["nvmlDeviceGetCount_v2"],          // raises SIGSEGV
 //     "delay_ms": {"cuInit": 1500}                 // sleeps, then carries on
 //   }
+//
+// <health> (fake_nvml_health.cc; every key optional). "gpu_defaults" and a
+// GPU are merged as a JSON merge patch (RFC 7386): a GPU's "health" is
+// merged key by key over the defaults' one, nested objects too, and a null
+// removes a default's key. "absent" below means the call returns
+// NVML_ERROR_NOT_SUPPORTED (3), as real NVML does for a missing feature.
+//   "temperature_c": 41,            // nvmlDeviceGetTemperature(GPU); default 40
+//   "memory_temperature_c": 48,     // field 82 MEMORY_TEMP (HBM); absent: entry rc 3
+//   "temp_thresholds": {"shutdown": 95, "slowdown": 92, "mem_max": 95, "gpu_max": 90},
+//                                   // by nvmlTemperatureThresholds_t 0/1/2/3; default
+//                                   // {shutdown 95, slowdown 92, gpu_max 90}; a key
+//                                   // missing from a given object: NOT_SUPPORTED
+//   "power_usage_mw": 30000,        // default 30000
+//   "power_limit_mw": 450000,       // enforced and management limit; default 450000
+//   "power_min_limit_mw": 100000,   // constraints min; default 100000
+//   "power_max_limit_mw": 600000,   // constraints max; default power_limit_mw
+//   "sm_clock_mhz": 210,            // nvmlDeviceGetClockInfo(SM, also GRAPHICS); default 210
+//   "mem_clock_mhz": 405,           // nvmlDeviceGetClockInfo(MEM); default 405
+//   "clock_event_reasons": 1,       // §4.5 bits, both symbol names; default 1 (GpuIdle)
+//   "pstate": 8,                    // default 8
+//   "utilization_gpu_pct": 0,       // default 0
+//   "utilization_memory_pct": 0,    // default 0
+//   "fan_speed_pct": 30,            // absent: NOT_SUPPORTED (passive SXM boards)
+//   "ecc": {"current": 1, "pending": 1, "corrected_volatile": 0,
+//           "uncorrected_volatile": 0, "corrected_aggregate": 0,
+//           "uncorrected_aggregate": 0},  // absent: NOT_SUPPORTED (GeForce); keys default
+//                                         // 1 for the modes, 0 for the counts
+//   "retired_pages": {"sbe": 0, "dbe": 0, "pending": 0},  // absent: NOT_SUPPORTED
+//                                   // (Ampere and newer remap rows instead)
+//   "remapped_rows": {"correctable": 0, "uncorrectable": 0, "pending": 0, "failure": 0},
+//                                   // absent: NOT_SUPPORTED (before Ampere, GeForce)
+//   "pcie": {"gen": 4, "gen_max": 4, "width": 16, "width_max": 16, "replay": 0},
+//                                   // each key defaults to this
+//   "nvlinks": [{"active": true, "remote_bus_id": "0000:05:00.0"}, ...]
+//                                   // link i = entry i; link >= count: INVALID_ARGUMENT;
+//                                   // absent: NOT_SUPPORTED on every link. Remote PCI
+//                                   // info: NOT_SUPPORTED without a remote_bus_id.
+// Retired pages answer like NVML: asked for the addresses with a count below
+// the number of pages, INSUFFICIENT_SIZE and the count; else SUCCESS.
+// Errors keyed by any of these functions' names work as for the others.
+//
+// Topology (nvmlDeviceGetTopologyCommonAncestor, NVML indices): a pair
+// listed in "topology" (either order) gets its "level". Any other pair:
+// 50 SYSTEM when both GPUs have a "numa" key and they differ (across
+// sockets), else 40 NODE (same NUMA node, different host bridges). A
+// scenario whose GPUs share a PCIe switch lists those pairs (hgx-8xh100:
+// level 10 SINGLE for each switch's pair, as its recorded root has them).
+//
 // A versioned and an unversioned symbol share entries: "nvmlInit_v2" also
 // covers nvmlInit and nvmlInitWithFlags, "cuDeviceTotalMem_v2" covers
 // cuDeviceTotalMem, and so on.
@@ -56,6 +107,56 @@ struct Process {
   std::optional<uint64_t> used_memory_bytes;
 };
 
+// The "health" object of a GPU (fake_nvml_health.cc answers from it). An
+// unset optional is a feature the GPU lacks: its calls return NOT_SUPPORTED.
+struct Ecc {
+  int current = 1, pending = 1;  // nvmlEnableState_t
+  uint64_t corrected_volatile = 0, uncorrected_volatile = 0;
+  uint64_t corrected_aggregate = 0, uncorrected_aggregate = 0;
+};
+
+struct RetiredPages {
+  uint32_t sbe = 0, dbe = 0;  // pages retired for multiple single-bit / double-bit errors
+  int pending = 0;
+};
+
+struct RemappedRows {
+  uint32_t correctable = 0, uncorrectable = 0;
+  int pending = 0, failure = 0;
+};
+
+struct Pcie {
+  uint32_t gen = 4, gen_max = 4, width = 16, width_max = 16, replay = 0;
+};
+
+struct NvLink {
+  bool active = false;
+  std::string remote_bus_id;  // "0000:05:00.0"; "" = NOT_SUPPORTED for the remote PCI info
+};
+
+struct Health {
+  int temperature_c = 40;
+  std::optional<int> memory_temperature_c;
+  // By nvmlTemperatureThresholds_t: 0 shutdown, 1 slowdown, 2 mem_max, 3 gpu_max.
+  std::map<int, uint32_t> temp_thresholds = {{0, 95}, {1, 92}, {3, 90}};
+  uint32_t power_usage_mw = 30000;
+  uint32_t power_limit_mw = 450000;
+  uint32_t power_min_limit_mw = 100000;
+  uint32_t power_max_limit_mw = 450000;
+  uint32_t sm_clock_mhz = 210;
+  uint32_t mem_clock_mhz = 405;
+  uint64_t clock_event_reasons = 1;  // GpuIdle
+  int pstate = 8;
+  uint32_t utilization_gpu_pct = 0;
+  uint32_t utilization_memory_pct = 0;
+  std::optional<uint32_t> fan_speed_pct;
+  std::optional<Ecc> ecc;
+  std::optional<RetiredPages> retired_pages;
+  std::optional<RemappedRows> remapped_rows;
+  Pcie pcie;
+  std::optional<std::vector<NvLink>> nvlinks;
+};
+
 struct Gpu {
   std::string name;
   std::string uuid;                                        // "GPU-1b9a0c7e-..."
@@ -81,6 +182,14 @@ struct Gpu {
   int fabric_state = 0, fabric_status = 0;
   bool lost = false;
   std::map<std::string, int> errors;
+  int numa = -1;  // NUMA node, for the topology rule; -1 = not given
+  Health health;
+};
+
+// nvmlDeviceGetTopologyCommonAncestor of one pair, by NVML index.
+struct TopoPair {
+  uint32_t a = 0, b = 0;
+  int level = 0;
 };
 
 struct Scenario {
@@ -98,6 +207,7 @@ struct Scenario {
   std::set<std::string> hang;
   std::set<std::string> crash;
   std::map<std::string, int> delay_ms;
+  std::vector<TopoPair> topology;  // as listed; other pairs by the rule in the header comment
 };
 
 // Loaded once, on first use, from $GPUDOCTOR_FAKE_SCENARIO. No variable: an

@@ -15,6 +15,7 @@ line "char MAJOR:MINOR MODE UID:GID" (see src/probe/devnodes.cc).
 
 import os
 import shutil
+import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -161,12 +162,16 @@ def meminfo(total_kb, commit_limit_kb, committed_kb):
 
 
 def pci_function(tree, bdf, vendor, device, sub_vendor, sub_device, cls, driver, numa,
-                 cpulist, speed, width):
-    # As in sysfs: the function lives under its host bridge in sys/devices/
-    # (here directly on the root bus) and sys/bus/pci/devices/ links to it.
-    host = f"pci{bdf[:7]}"
-    tree[f"sys/bus/pci/devices/{bdf}"] = Link(f"../../../devices/{host}/{bdf}")
-    d = f"sys/devices/{host}/{bdf}/"
+                 cpulist, speed, width, above=(), max_speed=None, max_width=None, config=None):
+    """One PCI function. As in sysfs, it lives under its root bus in
+    sys/devices/pci<domain>:<bus>/, below the bridges `above` (root port
+    first), and sys/bus/pci/devices/<bdf> links to it. speed/width are the
+    current link, max_speed/max_width the maximum (default: the same)."""
+    host = f"pci{(above[0] if above else bdf)[:7]}"
+    rel = "/".join([host, *above, bdf])
+    tree[f"sys/bus/pci/devices/{bdf}"] = Link(f"../../../devices/{rel}")
+    d = f"sys/devices/{rel}/"
+    up = "../" * (len(above) + 3)  # from the function's directory up to sys/
     tree[d + "vendor"] = f"0x{vendor:04x}\n"
     tree[d + "device"] = f"0x{device:04x}\n"
     tree[d + "subsystem_vendor"] = f"0x{sub_vendor:04x}\n"
@@ -174,13 +179,78 @@ def pci_function(tree, bdf, vendor, device, sub_vendor, sub_device, cls, driver,
     tree[d + "class"] = f"0x{cls:06x}\n"
     tree[d + "numa_node"] = f"{numa}\n"
     tree[d + "local_cpulist"] = f"{cpulist}\n"
-    tree[d + "current_link_speed"] = f"{speed} GT/s PCIe\n"
-    tree[d + "max_link_speed"] = f"{speed} GT/s PCIe\n"
+    tree[d + "current_link_speed"] = link_speed(speed)
+    tree[d + "max_link_speed"] = link_speed(max_speed or speed)
     tree[d + "current_link_width"] = f"{width}\n"
-    tree[d + "max_link_width"] = f"{width}\n"
+    tree[d + "max_link_width"] = f"{max_width or width}\n"
+    if config is not None:
+        tree[d + "config"] = config
     if driver:
-        tree[d + "driver"] = Link(f"../../../bus/pci/drivers/{driver}")
+        tree[d + "driver"] = Link(f"{up}bus/pci/drivers/{driver}")
         tree[f"sys/bus/pci/drivers/{driver}/bind"] = ""
+
+
+def link_speed(speed):
+    """sysfs link speed text: "16.0 GT/s PCIe", or "Unknown" (no link)."""
+    return "Unknown\n" if speed == "Unknown" else f"{speed} GT/s PCIe\n"
+
+
+# --- PCI bridges and their config space ------------------------------------------
+# A bridge's sysfs `config` is its PCI configuration space: 4096 bytes for a
+# PCIe function read by root (non-root reads stop after 64 bytes). The
+# generated one holds what lspci and gpudoctor read: the type 1 header, the
+# PCI Express capability (port type, link capabilities and status) and the
+# extended capabilities AER (0x100) and ACS (0x148) with its control register
+# (PCIe Base Spec 7.7.11 ACS Extended Capability; bits 0 SV, 1 TB, 2 RR, 3 CR,
+# 4 UF, 5 EC, 6 DT).
+
+ROOT_PORT, UPSTREAM_PORT, DOWNSTREAM_PORT = 4, 5, 6  # PCIe capability port types
+SPEED_CODE = {"2.5": 1, "5.0": 2, "8.0": 3, "16.0": 4, "32.0": 5, "64.0": 6}
+ACS_LINUX = 0x1d  # SV|RR|CR|UF: what Linux writes when an IOMMU asks for ACS
+
+
+def bridge_config(vendor, device, port_type, buses, speed, max_speed, width, max_width,
+                  acs_ctrl=None):
+    """Config space of a PCIe port; acs_ctrl None: no ACS capability."""
+    c = bytearray(4096)
+    struct.pack_into("<HHHH", c, 0, vendor, device, 0x0407, 0x0010)  # mem, io, master; caps
+    c[0x09:0x0c] = bytes([0x00, 0x04, 0x06])  # class 0x060400, PCI-to-PCI bridge
+    c[0x0e] = 0x01  # header type 1
+    c[0x18:0x1b] = bytes(buses)  # primary, secondary, subordinate bus
+    c[0x34] = 0x40  # capability list
+    struct.pack_into("<BBH", c, 0x40, 0x10, 0x00, (port_type << 4) | 2)  # PCIe cap v2
+    struct.pack_into("<I", c, 0x4c, SPEED_CODE[max_speed] | (max_width << 4))  # LnkCap
+    struct.pack_into("<H", c, 0x52, SPEED_CODE[speed] | (width << 4))  # LnkSta
+    nxt = 0x148 if acs_ctrl is not None else 0
+    struct.pack_into("<I", c, 0x100, 0x0001 | (2 << 16) | (nxt << 20))  # AER v2
+    if acs_ctrl is not None:
+        struct.pack_into("<IHH", c, 0x148, 0x000d | (1 << 16), 0x001f, acs_ctrl)
+    return bytes(c)
+
+
+def pci_bridge(tree, bdf, above, vendor, device, port_type, buses, numa, cpulist, speed,
+               max_speed, width, max_width, acs_ctrl=None):
+    """A root port or PCIe switch port (class 0x060400, bound to pcieport)."""
+    pci_function(tree, bdf, vendor, device, vendor, device, 0x060400, "pcieport", numa, cpulist,
+                 speed, width, above, max_speed, max_width,
+                 bridge_config(vendor, device, port_type, buses, speed, max_speed, width,
+                               max_width, acs_ctrl))
+
+
+def iommu(tree, units, groups, group_type):
+    """/sys/class/iommu/<unit> links (units: name -> device directory under
+    sys/devices) and /sys/kernel/iommu_groups/<n>/type. An empty class and
+    empty groups directory (IOMMU off) hold a .keep file: git keeps no empty
+    directory, and sysfs names never start with a dot."""
+    for name, where in units.items():
+        tree[f"sys/class/iommu/{name}"] = Link(f"../../devices/{where}/{name}")
+        tree[f"sys/devices/{where}/{name}/uevent"] = ""
+    for g in range(groups):
+        tree[f"sys/kernel/iommu_groups/{g}/type"] = group_type + "\n"
+    if not units:
+        tree["sys/class/iommu/.keep"] = ""
+    if not groups:
+        tree["sys/kernel/iommu_groups/.keep"] = ""
 
 
 def information(model, uuid, bdf, minor, irq, vbios, firmware):
@@ -225,24 +295,47 @@ def ws_uuid(bdf):
     return "GPU-1b9a0c7e-0d3f-4c1e-9a52-0000000000" + bdf[5:7]
 
 
-def ws_pci(tree, gpu_driver):
-    # A non-NVIDIA device the probe must skip: the AMD root complex.
-    pci_function(tree, "0000:00:00.0", 0x1022, 0x1480, 0x1022, 0x1480, 0x060000, "", 0,
-                 "0-15,32-47", "Unknown", 0)
-    tree["sys/devices/pci0000:00/0000:00:00.0/current_link_speed"] = "Unknown\n"
-    tree["sys/devices/pci0000:00/0000:00:00.0/max_link_speed"] = "Unknown\n"
+WS_CMDLINE = ("BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic "
+              "root=UUID=3b0f3c6e-8f1a-4b8e-9d55-2f2f0f1e6a11 ro quiet splash vt.handoff=7")
+AMD_HOST, AMD_GPP = 0x1480, 0x1483  # Starship/Matisse Root Complex, GPP Bridge (root port)
+AMD_IOMMU = 0x1481  # Starship/Matisse IOMMU
+
+
+def ws_root_bus(bdf):
+    """The root complex a ws GPU hangs off: bus 0x01 -> pci0000:00, 0x21 -> pci0000:20."""
+    return f"{bdf[:5]}{int(bdf[5:7], 16) & 0xf0:02x}"
+
+
+def ws_pci(tree, gpu_driver, narrow=None, acs_ctrl=0, speed=None):
+    """The Threadripper Pro board: four root complexes (pci0000:00, :20, :40,
+    :60; two per NUMA node), each GPU on its own root port X0:01.1 (AMD GPP
+    bridge, Gen4 x16). Idle GPUs run their link at 2.5 GT/s (max 16.0);
+    narrow: {gpu bdf: lanes} trained below x16; speed: {gpu bdf: GT/s}
+    current speed instead of the idle 2.5 (a GPU under load)."""
+    narrow, speed = narrow or {}, speed or {}
+    tree["proc/cmdline"] = WS_CMDLINE + "\n"
+    iommu(tree, {}, 0, "")  # IOMMU off in the BIOS: no units, no groups
     for bdf, _minor, numa, cpus in WS_GPUS:
+        rb = ws_root_bus(bdf)
+        # The host bridge: a non-NVIDIA device the probe must skip.
+        pci_function(tree, rb + ":00.0", 0x1022, AMD_HOST, 0x1022, AMD_HOST, 0x060000, "", numa,
+                     cpus, "Unknown", 0)
+        width, gts = narrow.get(bdf, 16), speed.get(bdf, "2.5")
+        port = rb + ":01.1"
+        bus = int(bdf[5:7], 16)
+        pci_bridge(tree, port, (), 0x1022, AMD_GPP, ROOT_PORT, (bus - 1, bus, bus), numa, cpus,
+                   gts, "16.0", width, 16, acs_ctrl)
         pci_function(tree, bdf, 0x10de, 0x2684, 0x10de, 0x167c, 0x030000, gpu_driver, numa,
-                     cpus, "16.0", 16)
+                     cpus, gts, width, (port,), "16.0", 16)
         audio = bdf[:-1] + "1"
         pci_function(tree, audio, 0x10de, 0x22ba, 0x10de, 0x167c, 0x040300, "snd_hda_intel",
-                     numa, cpus, "16.0", 16)
+                     numa, cpus, gts, width, (port,), "16.0", 16)
 
 
-def ws_proc_driver(tree):
+def ws_proc_driver(tree, gpus=WS_GPUS):
     tree["proc/driver/nvidia/version"] = WS_VERSION
     tree["proc/driver/nvidia/params"] = PARAMS.format(gsp=0)
-    for bdf, minor, _numa, _cpus in WS_GPUS:
+    for bdf, minor, _numa, _cpus in gpus:
         tree[f"proc/driver/nvidia/gpus/{bdf}/information"] = information(
             "NVIDIA GeForce RTX 4090", ws_uuid(bdf), bdf, minor, 185 + minor,
             "95.02.18.80.87", "N/A")
@@ -265,11 +358,11 @@ def ws_devices(uvm=True):
     return DEVICES_HEAD + nv + DEVICES_TAIL
 
 
-def ws_devnodes(tree, uvm=True):
+def ws_devnodes(tree, uvm=True, gpus=WS_GPUS):
     tree["dev/null"] = node(1, 3)
     tree["dev/nvidiactl"] = node(195, 255)
     tree["dev/nvidia-modeset"] = node(195, 254)
-    for _bdf, minor, _numa, _cpus in WS_GPUS:
+    for _bdf, minor, _numa, _cpus in gpus:
         tree[f"dev/nvidia{minor}"] = node(195, minor)
     if uvm:
         tree["dev/nvidia-uvm"] = node(510, 0)
@@ -389,6 +482,63 @@ def ws_xid79():
     return t
 
 
+def ws_x4():
+    """ws-4x4090 whose GPU 0000:21:00.0 trained down to x4 (a riser, a dirty
+    slot): its root port and the GPU both report 4 of 16 lanes. It runs at
+    its full 16.0 GT/s, as under load."""
+    t = ws_4x4090()
+    for k in [k for k in t if k.startswith(("sys/bus/pci/", "sys/devices/pci"))]:
+        del t[k]
+    ws_pci(t, "nvidia", narrow={"0000:21:00.0": 4}, speed={"0000:21:00.0": "16.0"})
+    return t
+
+
+# A consumer board with a PLX PEX 8747 switch (Gen3, 48 lanes: x16 up, 4 x8
+# down) on the CPU's root port, all four GPUs behind it, ACS on in every
+# port (Linux enables it when an IOMMU is on) and the AMD IOMMU translating
+# (amd_iommu=on, default DMA domains): peer-to-peer between the GPUs is sent
+# up to the root complex and through the IOMMU.
+ACS_GPUS = [  # bdf, minor, numa, cpulist
+    ("0000:03:00.0", 0, 0, "0-31"),
+    ("0000:04:00.0", 1, 0, "0-31"),
+    ("0000:05:00.0", 2, 0, "0-31"),
+    ("0000:06:00.0", 3, 0, "0-31"),
+]
+ACS_DOWNSTREAM = ["0000:02:08.0", "0000:02:09.0", "0000:02:10.0", "0000:02:11.0"]
+PLX, PEX8747 = 0x10b5, 0x8747
+
+
+def ws_acs():
+    t = ws_4x4090()
+    for k in [k for k in t if k.startswith(("sys/bus/pci/", "sys/devices/", "sys/class/iommu",
+                                             "sys/kernel/iommu_groups", "proc/driver/nvidia/gpus",
+                                             "dev/nvidia"))]:
+        del t[k]
+    t["proc/cmdline"] = WS_CMDLINE.replace(" ro ", " ro amd_iommu=on ") + "\n"
+    iommu(t, {"ivhd0": "pci0000:00/0000:00:00.2/iommu"}, 24, "DMA-FQ")
+    cpus = "0-31"
+    pci_function(t, "0000:00:00.0", 0x1022, AMD_HOST, 0x1022, AMD_HOST, 0x060000, "", 0, cpus,
+                 "Unknown", 0)
+    pci_function(t, "0000:00:00.2", 0x1022, AMD_IOMMU, 0x1022, AMD_IOMMU, 0x080600, "", 0, cpus,
+                 "Unknown", 0)
+    root, up = "0000:00:01.1", "0000:01:00.0"
+    pci_bridge(t, root, (), 0x1022, AMD_GPP, ROOT_PORT, (0, 1, 6), 0, cpus, "8.0", "16.0", 16,
+               16, ACS_LINUX)
+    pci_bridge(t, up, (root,), PLX, PEX8747, UPSTREAM_PORT, (1, 2, 6), 0, cpus, "8.0", "8.0",
+               16, 16)  # an upstream port has no ACS capability
+    for (bdf, _minor, numa, _c), down in zip(ACS_GPUS, ACS_DOWNSTREAM):
+        bus = int(bdf[5:7], 16)
+        pci_bridge(t, down, (root, up), PLX, PEX8747, DOWNSTREAM_PORT, (2, bus, bus), numa, cpus,
+                   "2.5", "8.0", 8, 8, ACS_LINUX)
+        pci_function(t, bdf, 0x10de, 0x2684, 0x10de, 0x167c, 0x030000, "nvidia", numa, cpus,
+                     "2.5", 8, (root, up, down), "16.0", 16)
+        pci_function(t, bdf[:-1] + "1", 0x10de, 0x22ba, 0x10de, 0x167c, 0x040300,
+                     "snd_hda_intel", numa, cpus, "2.5", 8, (root, up, down), "16.0", 16)
+    ws_proc_driver(t, ACS_GPUS)
+    ws_devnodes(t, gpus=ACS_GPUS)
+    return t
+
+
 def no_driver():
     t = {}
     ws_base(t)
@@ -469,6 +619,71 @@ def hgx_uuid(bdf):
     return "GPU-5f2e81a4-7b6c-4d8e-8f10-0000000000" + bdf[5:7]
 
 
+HGX_CMDLINE = ("BOOT_IMAGE=/boot/vmlinuz-5.15.0-1042-nvidia "
+               "root=UUID=9c2d7e41-5b3a-4f0e-8c1d-6a7b8c9d0e1f ro intel_iommu=on iommu=pt "
+               "console=tty0 console=ttyS0,115200n8")
+INTEL_ROOT_PORT = 0x352a  # Sapphire Rapids PCIe root port
+BRCM, PEX890XX = 0x1000, 0xc030  # Broadcom / LSI PEX890xx PCIe Gen 5 switch
+# (root bus, GPUs): each pair of GPUs behind one PEX890xx on a root port of
+# its own root bus (an IIO stack); two pairs per socket.
+HGX_PAIRS = [("0000:15", ("0000:18:00.0", "0000:2a:00.0")),
+             ("0000:37", ("0000:3a:00.0", "0000:5d:00.0")),
+             ("0000:97", ("0000:9a:00.0", "0000:ab:00.0")),
+             ("0000:b7", ("0000:ba:00.0", "0000:db:00.0"))]
+
+
+def hgx_pci(t):
+    """Two sockets; on each, two root ports with a Broadcom PEX890xx switch
+    (Gen5) and two H100s below it (0000:RR:01.0 -> upstream port
+    (RR+1):00.0 -> downstream ports (RR+2):00.0 and :01.0 -> GPU). The four
+    NVSwitches sit behind a switch of their own on pci0000:00. ACS control
+    is 0 everywhere and the IOMMU is in passthrough (intel_iommu=on
+    iommu=pt), as NVIDIA's tuning guides ask."""
+    t["proc/cmdline"] = HGX_CMDLINE + "\n"
+    iommu(t, {f"dmar{i}": "virtual/iommu" for i in range(8)}, 64, "identity")
+    pci_function(t, "0000:00:00.0", 0x8086, 0x09a2, 0x8086, 0x0000, 0x088000, "", 0,
+                 "0-55,112-167", "Unknown", 0)
+    gpus = {bdf: (numa, cpus) for bdf, _minor, numa, cpus in HGX_GPUS}
+
+    def switch(rb, numa, cpus, devices, speed, width):
+        """Root port, switch upstream port, one downstream port per device."""
+        rbn = int(rb[5:7], 16)
+        root, up = f"{rb}:01.0", f"{rb[:5]}{rbn + 1:02x}:00.0"
+        last = max(int(d[5:7], 16) for d in devices)
+        pci_bridge(t, root, (), 0x8086, INTEL_ROOT_PORT, ROOT_PORT, (rbn, rbn + 1, last), numa,
+                   cpus, "32.0", "32.0", 16, 16, 0)
+        pci_bridge(t, up, (root,), BRCM, PEX890XX, UPSTREAM_PORT, (rbn + 1, rbn + 2, last), numa,
+                   cpus, "32.0", "32.0", 16, 16)
+        downs = []
+        for i, dev in enumerate(devices):
+            down = f"{rb[:5]}{rbn + 2:02x}:{i:02x}.0"
+            bus = int(dev[5:7], 16)
+            pci_bridge(t, down, (root, up), BRCM, PEX890XX, DOWNSTREAM_PORT, (rbn + 2, bus, bus),
+                       numa, cpus, speed, speed, width, width, 0)
+            downs.append((root, up, down))
+        return downs
+
+    for rb, pair in HGX_PAIRS:
+        numa, cpus = gpus[pair[0]]
+        for bdf, above in zip(pair, switch(rb, numa, cpus, pair, "32.0", 16)):
+            pci_function(t, bdf, 0x10de, 0x2330, 0x10de, 0x16c1, 0x030200, "nvidia", numa, cpus,
+                         "32.0", 16, above)
+    cpus0 = "0-55,112-167"
+    # Root port 0000:00:01.0 -> upstream 0000:03:00.0 -> 0000:04:0N.0 -> NVSwitch 0000:0(5+N):00.0
+    root, up = "0000:00:01.0", "0000:03:00.0"
+    pci_bridge(t, root, (), 0x8086, INTEL_ROOT_PORT, ROOT_PORT, (0, 3, 8), 0, cpus0, "16.0",
+               "32.0", 16, 16, 0)
+    pci_bridge(t, up, (root,), BRCM, PEX890XX, UPSTREAM_PORT, (3, 4, 8), 0, cpus0, "16.0", "32.0",
+               16, 16)
+    for i, bdf in enumerate(HGX_SWITCHES):
+        down = f"0000:04:{i:02x}.0"
+        bus = int(bdf[5:7], 16)
+        pci_bridge(t, down, (root, up), BRCM, PEX890XX, DOWNSTREAM_PORT, (4, bus, bus), 0, cpus0,
+                   "16.0", "16.0", 2, 2, 0)
+        pci_function(t, bdf, 0x10de, 0x22a3, 0x10de, 0x1796, 0x068000, "nvidia", 0, cpus0,
+                     "16.0", 2, (root, up, down))
+
+
 def hgx_8xh100():
     t = {}
     t["proc/meminfo"] = meminfo(2113638400, 1064819200, 81234567)
@@ -481,18 +696,10 @@ def hgx_8xh100():
               {"/system.slice/slurmstepd.scope/job_4242": str(1 << 40)})
     t["proc/self/status"] = status(1000, 1000, [1000])
     t["proc/self/limits"] = limits()
-    pci_function(t, "0000:00:00.0", 0x8086, 0x09a2, 0x8086, 0x0000, 0x088000, "", 0,
-                 "0-55,112-167", "Unknown", 0)
-    t["sys/devices/pci0000:00/0000:00:00.0/current_link_speed"] = "Unknown\n"
-    t["sys/devices/pci0000:00/0000:00:00.0/max_link_speed"] = "Unknown\n"
-    for bdf, minor, numa, cpus in HGX_GPUS:
-        pci_function(t, bdf, 0x10de, 0x2330, 0x10de, 0x16c1, 0x030200, "nvidia", numa, cpus,
-                     "32.0", 16)
+    hgx_pci(t)
+    for bdf, minor, _numa, _cpus in HGX_GPUS:
         t[f"proc/driver/nvidia/gpus/{bdf}/information"] = information(
             "NVIDIA H100 80GB HBM3", hgx_uuid(bdf), bdf, minor, 0, "96.00.74.00.0D", "550.54.15")
-    for bdf in HGX_SWITCHES:
-        pci_function(t, bdf, 0x10de, 0x22a3, 0x10de, 0x1796, 0x068000, "nvidia", 0,
-                     "0-55,112-167", "16.0", 2)
     t["proc/driver/nvidia/version"] = HGX_VERSION
     t["proc/driver/nvidia/params"] = PARAMS.format(gsp=1)
     t["proc/modules"] = (
@@ -623,6 +830,11 @@ def garbage():
     t[d + "driver"] = Link("../../../bus/pci/drivers/nvidia")
     t["sys/devices/pci0000:02/0000:02:00.0/vendor"] = junk
     t["sys/devices/pci0000:03/0000:03:00.0/vendor"] = "0x10de\n"  # nothing else there
+    # The IOMMU: a group of an unknown type, a group that is no number, and
+    # a binary kernel command line.
+    t["sys/kernel/iommu_groups/0/type"] = junk
+    t["sys/kernel/iommu_groups/x/type"] = "identity\n"
+    t["proc/cmdline"] = junk + b" iommu=pt,\xff iommu.passthrough=maybe amd_iommu=\n"
     t["dev/nvidiactl"] = b"\xff\xfe\x00"
     t["dev/nvidia0"] = "char banana 0666 0:0\n"
     t["dev/nvidia1"] = "char 195:1 9999 0:0\n"
@@ -639,6 +851,40 @@ def garbage():
     t["dev/kmsg"] = (junk + b"\n4,x,y,-;NVRM: Xid (PCI:0000:01:00): 79\n"
                      b"4,1,99999999999999999999999,-;NVRM: Xid (PCI:zz): 999999999999, \xff\n"
                      b"6,2,3;no flags\n;\n,,,;\n \n SUBSYSTEM=pci\n")
+    return t
+
+
+def garbage_pci():
+    """A broken PCI tree: a bridge whose extended capability list loops
+    (0x100 -> 0x140 -> 0x100), one whose config space is cut off inside the
+    list, one whose config space is the 64 bytes a user may read, and a
+    function whose link leads out of any root bus."""
+    t = {}
+    loop = bytearray(4096)
+    struct.pack_into("<I", loop, 0x100, 0x0001 | (1 << 16) | (0x140 << 20))
+    struct.pack_into("<I", loop, 0x140, 0x0019 | (1 << 16) | (0x100 << 20))
+    cut = bytes(loop[:0x142])
+    for i, (bridge, config) in enumerate([("0000:00:01.0", bytes(loop)), ("0000:00:02.0", cut)]):
+        gpu = f"0000:0{4 + i}:00.0"
+        rel = f"pci0000:00/{bridge}"
+        t[f"sys/bus/pci/devices/{bridge}"] = Link(f"../../../devices/{rel}")
+        t[f"sys/bus/pci/devices/{gpu}"] = Link(f"../../../devices/{rel}/{gpu}")
+        t[f"sys/devices/{rel}/vendor"] = "0x1022\n"
+        t[f"sys/devices/{rel}/config"] = config
+        t[f"sys/devices/{rel}/{gpu}/vendor"] = "0x10de\n"
+        t[f"sys/devices/{rel}/{gpu}/class"] = "0x030000\n"
+    t["sys/bus/pci/devices/0000:06:00.0"] = Link("../../../devices/platform/0000:06:00.0")
+    t["sys/devices/platform/0000:06:00.0/vendor"] = "0x10de\n"
+    t["sys/devices/pci0000:00/0000:00:01.0/numa_node"] = "x\n"
+    t["sys/devices/pci0000:00/0000:00:02.0/max_link_width"] = "-4\n"
+    user = bytearray(64)
+    struct.pack_into("<HH", user, 0, 0x1022, 0x1483)
+    t["sys/bus/pci/devices/0000:00:03.0"] = Link("../../../devices/pci0000:00/0000:00:03.0")
+    t["sys/bus/pci/devices/0000:07:00.0"] = Link(
+        "../../../devices/pci0000:00/0000:00:03.0/0000:07:00.0")
+    t["sys/devices/pci0000:00/0000:00:03.0/config"] = bytes(user)
+    t["sys/devices/pci0000:00/0000:00:03.0/0000:07:00.0/vendor"] = "0x10de\n"
+    t["sys/devices/pci0000:00/0000:00:03.0/0000:07:00.0/class"] = "0x030200\n"
     return t
 
 
@@ -677,10 +923,13 @@ TREES = {
     "ws-4x4090-ulimit": ws_ulimit,
     "ws-4x4090-devnode-perms": ws_devnode_perms,
     "ws-4x4090-xid79": ws_xid79,
+    "ws-4x4090-x4": ws_x4,
+    "ws-4x4090-acs": ws_acs,
     "hgx-8xh100-no-fm": hgx_no_fm,
     "container-no-gpus": lambda: container(False),
     "container-denied": lambda: container(True),
     "garbage": garbage,
+    "garbage-pci": garbage_pci,
 }
 
 

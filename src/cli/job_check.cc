@@ -1,0 +1,40 @@
+#include "cli/job_check.h"
+
+#include "cli/commands.h"
+#include "config/config.h"
+#include "report/report.h"
+#include "snapshot/snapshot_json.h"
+
+namespace gd {
+
+int check_for_job(const std::string& command, const ProbeOptions& probe, const std::string& from,
+                  const std::string& config, JobCheck* out) {
+  auto cfg = load_config(config);
+  if (!cfg.ok()) {
+    print_error(command + ": " + cfg.error());
+    return kExitUsage;
+  }
+  if (!from.empty()) {
+    auto loaded = snapshot_from_file(from);
+    if (!loaded.ok()) {
+      print_error(command + ": " + loaded.error());
+      return kExitInternal;
+    }
+    out->snapshot = std::move(*loaded);
+  } else {
+    ProbeOptions opt = probe;
+    opt.self_exe = self_exe_path();
+    out->snapshot = collect_snapshot(opt);
+  }
+  // Every check, as `check` runs them with no --only/--skip.
+  auto checks = select_checks({}, {});
+  if (!checks.ok()) {
+    print_error(command + ": " + checks.error());
+    return kExitInternal;
+  }
+  out->report = run_checks(out->snapshot, *cfg, *checks);
+  out->fitness = assess_fitness(out->snapshot, out->report);
+  return 0;
+}
+
+}  // namespace gd

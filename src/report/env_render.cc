@@ -1,0 +1,121 @@
+#include "report/env_render.h"
+
+#include <fmt/format.h>
+
+namespace gd {
+namespace {
+
+// Characters no shell (sh, bash, zsh, fish) treats specially in a word.
+bool plain_word(const std::string& v) {
+  if (v.empty()) return false;
+  for (unsigned char c : v) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '=' ||
+              c == '+' || c == '@' || c == '%';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// A comment must stay one line: a value with a newline (a user's
+// CUDA_VISIBLE_DEVICES) must not end the comment and become a command.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  return out;
+}
+
+// "why [finding ids]"
+std::string comment(const EnvSetting& s) {
+  std::string ids;
+  for (const auto& id : s.ids) ids += (ids.empty() ? "" : ", ") + id;
+  return one_line(s.why + (ids.empty() ? "" : " [" + ids + "]"));
+}
+
+bool shown(const EnvSetting& s, EnvFormat format) {
+  return !s.container_only || format == EnvFormat::kDocker || format == EnvFormat::kK8s;
+}
+
+}  // namespace
+
+std::optional<EnvFormat> parse_env_format(const std::string& name) {
+  if (name == "sh") return EnvFormat::kSh;
+  if (name == "fish") return EnvFormat::kFish;
+  if (name == "docker") return EnvFormat::kDocker;
+  if (name == "k8s") return EnvFormat::kK8s;
+  return std::nullopt;
+}
+
+std::string sh_quote(const std::string& v) {
+  if (plain_word(v)) return v;
+  std::string out = "'";
+  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// fish: inside single quotes only \\ and \' are escapes.
+std::string fish_quote(const std::string& v) {
+  if (plain_word(v)) return v;
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\\' || c == '\'') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string yaml_quote(const std::string& v) {
+  std::string out = "\"";
+  for (unsigned char c : v) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string render_env(const JobEnv& job, EnvFormat format, const std::string& header) {
+  std::string out;
+  switch (format) {
+    case EnvFormat::kSh:
+    case EnvFormat::kFish:
+      out += "# " + one_line(header) + "\n";
+      for (const auto& s : job.settings) {
+        if (!shown(s, format)) continue;
+        out += "# " + comment(s) + "\n";
+        out += format == EnvFormat::kSh ? "export " + s.name + "=" + sh_quote(s.value) + "\n"
+                                        : "set -gx " + s.name + " " + fish_quote(s.value) + "\n";
+      }
+      return out;
+    case EnvFormat::kDocker: {
+      std::string line;
+      for (const auto& s : job.settings) {
+        if (!shown(s, format)) continue;
+        line += (line.empty() ? "-e " : " -e ") + sh_quote(s.name + "=" + s.value);
+      }
+      return line + "\n";
+    }
+    case EnvFormat::kK8s:
+      out += "# " + one_line(header) + "\n";
+      {
+        bool any = false;
+        for (const auto& s : job.settings) any = any || shown(s, format);
+        out += any ? "env:\n" : "env: []\n";
+      }
+      for (const auto& s : job.settings) {
+        if (!shown(s, format)) continue;
+        out += "  # " + comment(s) + "\n";
+        out += "  - name: " + s.name + "\n";
+        out += "    value: " + yaml_quote(s.value) + "\n";
+      }
+      return out;
+  }
+  return out;
+}
+
+}  // namespace gd

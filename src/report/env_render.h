@@ -1,0 +1,27 @@
+// `gpudoctor env` output: a job's settings (report/gpu_fitness.h) as shell
+// exports, fish `set -gx`, `docker run -e` flags or a Kubernetes env block.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "report/gpu_fitness.h"
+
+namespace gd {
+
+enum class EnvFormat { kSh, kFish, kDocker, kK8s };
+
+// "sh", "fish", "docker", "k8s"; nullopt for anything else.
+std::optional<EnvFormat> parse_env_format(const std::string& name);
+
+// One setting per line, each after a `#` comment saying why (sh, fish, k8s;
+// `header` is the first comment line), or one line of -e flags (docker).
+// Settings meant for container creation appear only in docker and k8s.
+std::string render_env(const JobEnv& job, EnvFormat format, const std::string& header);
+
+// Values quoted so that the shell reads them back byte for byte.
+std::string sh_quote(const std::string& v);
+std::string fish_quote(const std::string& v);
+std::string yaml_quote(const std::string& v);  // always a double-quoted YAML string
+
+}  // namespace gd

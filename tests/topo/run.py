@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Golden test of `gpudoctor topo` over recorded machine trees and fake NVML/CUDA.
+
+Each case below runs the real binary as a user would, on a tree under
+tests/roots/ with the fake libraries (build/fakes/) driven by a scenario
+under tests/fakes/scenarios/, and compares the text and --json output with
+tests/topo/golden/NAME.{txt,json}. `--update` rewrites the goldens (review
+the diff before committing).
+
+Every case also checks that the JSON keeps its shape (a square path matrix
+with X on the diagonal, symmetric), and that `snapshot` + `topo --from`
+prints exactly the live output. A few command-line cases check exit codes.
+
+usage: run.py GPUDOCTOR FAKES_DIR [--update] [--only NAME]
+"""
+import difflib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+GOLDEN = os.path.join(HERE, "golden")
+
+# name: (root, fake scenario or None, libs "fake" | "none", extra environment)
+CASES = {
+    # The 4-GPU board whose PCI order differs from CUDA's default order:
+    # 4 root buses, 2 NUMA nodes.
+    "ws-4x4090": ("ws-4x4090", "ws-4x4090", "fake", {}),
+    # The same board for a job that sets CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's
+    # run no longer shows the default order, so it is predicted.
+    "ws-4x4090-pci-order": ("ws-4x4090", "ws-4x4090", "fake",
+                            {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}),
+    # The 8-GPU two-socket server: GPU pairs behind PCIe switches, NVSwitch.
+    "hgx-8xh100": ("hgx-8xh100", "hgx-8xh100", "fake", {}),
+    # The same server without NVML and CUDA: the PCIe paths from sysfs alone
+    # (PIX within a switch pair, NODE within a socket, SYS across).
+    "hgx-8xh100-sysfs-only": ("hgx-8xh100", None, "none", {}),
+    # A consumer board with one PLX switch and no NVML or CUDA: the GPU list
+    # from the PCI bus, the paths from sysfs alone.
+    "ws-4x4090-acs-sysfs-only": ("ws-4x4090-acs", None, "none", {}),
+    # GPUs on the bus but bound to nouveau; and a machine with none at all.
+    "nouveau": ("nouveau", None, "none", {}),
+    "no-gpu": ("empty", None, "none", {}),
+}
+
+
+def command(gd, fakes, case):
+    root, fake, libs, extra_env = CASES[case]
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env.update(extra_env)
+    argv = [gd, "topo", "--root", os.path.join(SRC, "tests", "roots", root)]
+    if fake:
+        env["GPUDOCTOR_FAKE_SCENARIO"] = os.path.join(SRC, "tests", "fakes", "scenarios",
+                                                      fake + ".json")
+    if libs == "fake":
+        argv += ["--nvml-lib", os.path.join(fakes, "libnvidia-ml.so.1"),
+                 "--cuda-lib", os.path.join(fakes, "libcuda.so.1"),
+                 "--cudart-lib", os.path.join(fakes, "libcudart.so.13")]
+    else:
+        argv += ["--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
+                 "--cuda-lib", "/nonexistent/libcuda.so.1",
+                 "--cudart-lib", "/nonexistent/libcudart.so"]
+    return argv, env
+
+
+def run(argv, env):
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+
+
+def compare(name, ext, actual, update, failures):
+    path = os.path.join(GOLDEN, name + "." + ext)
+    if update:
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(actual)
+        return
+    try:
+        with open(path) as f:
+            expected = f.read()
+    except FileNotFoundError:
+        failures.append(f"{name}: no golden {path} (run with --update)")
+        return
+    if expected != actual:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                            f"golden/{name}.{ext}", "actual"))
+        failures.append(f"{name}: {ext} differs from golden:\n{diff}")
+
+
+def check_shape(name, doc, failures):
+    if doc.get("schema") != "gpudoctor.topo/v1":
+        failures.append(f"{name}: schema {doc.get('schema')!r}")
+    n = len(doc["gpus"])
+    for key in ("paths", "pcie_paths"):
+        m = doc[key]
+        if len(m) != n or any(len(row) != n for row in m):
+            failures.append(f"{name}: {key} is not {n}x{n}")
+            continue
+        for i in range(n):
+            if m[i][i] != "X":
+                failures.append(f"{name}: {key}[{i}][{i}] is {m[i][i]}, not X")
+            for j in range(n):
+                if m[i][j] != m[j][i]:
+                    failures.append(f"{name}: {key} not symmetric at {i},{j}")
+    for g in doc["gpus"]:
+        for key in ("nvidia_smi_index", "cuda_index", "cuda_index_pci_bus_id", "bus_id", "uuid",
+                    "model", "numa_node", "cpus", "link"):
+            if key not in g:
+                failures.append(f"{name}: GPU without '{key}': {g}")
+
+
+def check_case(gd, fakes, name, update, failures):
+    argv, env = command(gd, fakes, name)
+    text = run(argv, env)
+    js = run(argv + ["--json"], env)
+    for p, what in ((text, "text"), (js, "--json")):
+        if p.returncode != 0:
+            failures.append(f"{name}: topo ({what}) exited {p.returncode}: {p.stderr}")
+            return
+    try:
+        doc = json.loads(js.stdout)
+    except json.JSONDecodeError as e:
+        failures.append(f"{name}: --json is not JSON: {e}")
+        return
+    check_shape(name, doc, failures)
+    compare(name, "txt", text.stdout, update, failures)
+    compare(name, "json", js.stdout, update, failures)
+
+    # snapshot + topo --from must print the live output.
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = os.path.join(tmp, "snap.json")
+        s = run([gd, "snapshot", "-o", snap] + argv[2:], env)
+        if s.returncode != 0:
+            failures.append(f"{name}: snapshot exited {s.returncode}: {s.stderr}")
+            return
+        for extra, live in (([], text.stdout), (["--json"], js.stdout)):
+            replay = run([gd, "topo", "--from", snap] + extra, env)
+            if replay.returncode != 0 or replay.stdout != live:
+                failures.append(f"{name}: topo --from {' '.join(extra)} differs from the live run")
+
+
+def check_command_line(gd, failures):
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    p = run([gd, "topo", "--from", "/nonexistent/snap.json"], env)
+    if p.returncode != 3 or not p.stderr.startswith("gpudoctor: ") or p.stderr.count("\n") != 1:
+        failures.append(f"topo --from a missing file: exit {p.returncode}, stderr {p.stderr!r}")
+    p = run([gd, "topo", "--no-such-flag"], env)
+    if p.returncode != 64:
+        failures.append(f"topo --no-such-flag: exit {p.returncode}, expected 64")
+    p = run([gd, "topo", "--help"], env)
+    if p.returncode != 0 or "Examples:" not in p.stdout or "--json" not in p.stdout:
+        failures.append(f"topo --help: exit {p.returncode}, no examples:\n{p.stdout}")
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) < 2:
+        raise SystemExit(__doc__)
+    gd = os.path.abspath(args[0])
+    fakes = os.path.abspath(args[1])
+    update = "--update" in args
+    only = args[args.index("--only") + 1] if "--only" in args else None
+    names = [only] if only else list(CASES)
+    failures = []
+    for name in names:
+        if name not in CASES:
+            raise SystemExit(f"no case {name} (cases: {', '.join(CASES)})")
+        check_case(gd, fakes, name, update, failures)
+    check_command_line(gd, failures)
+    for f in failures:
+        print("FAIL", f)
+    print(f"{len(names)} topo cases, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
