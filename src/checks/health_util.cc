@@ -21,22 +21,6 @@ bool contains_nocase(std::string_view hay, std::string_view needle) {
   return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), eq) != hay.end();
 }
 
-int severity_order(Severity s) {
-  switch (s) {
-    case Severity::kNotApplicable:
-      return 0;
-    case Severity::kOk:
-      return 1;
-    case Severity::kInfo:
-      return 2;
-    case Severity::kWarn:
-      return 3;
-    case Severity::kFail:
-      return 4;
-  }
-  return 0;
-}
-
 }  // namespace
 
 const HealthThresholds& thresholds_for(const Config& c, std::string_view gpu_name) {
@@ -171,8 +155,6 @@ Severity to_severity(ConfigSeverity s) {
   }
   return Severity::kWarn;
 }
-
-Severity worse(Severity a, Severity b) { return severity_order(b) > severity_order(a) ? b : a; }
 
 void HealthTally::add(Severity s, const std::string& bdf, std::string line) {
   worst = worse(worst, s);

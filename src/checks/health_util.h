@@ -78,8 +78,6 @@ std::string per_gpu_command(const std::vector<std::string>& bdfs, const std::str
 std::string watts(uint32_t mw);
 
 Severity to_severity(ConfigSeverity s);
-// The worse of two severities (n/a counts as better than ok).
-Severity worse(Severity a, Severity b);
 
 // Collects per-GPU verdicts of one check into its single finding: the worst
 // severity, the GPUs at info or worse, and their evidence lines in order.

@@ -37,13 +37,7 @@ std::vector<Finding> check_pcie_errors(const Snapshot& s, const Config& c) {
       corrected += e->count;
       if (e->count >= c.pcie_corrected_warn_count) sev = Severity::kWarn;
     }
-    if (sev == Severity::kFail) {
-      worst = sev;
-    } else if (sev == Severity::kWarn && worst != Severity::kFail) {
-      worst = sev;
-    } else if (worst == Severity::kOk) {
-      worst = sev;
-    }
+    worst = worse(worst, sev);
     f.evidence.push_back(event_evidence(s, *e));
     if (!e->gpu.empty() && std::find(f.gpus.begin(), f.gpus.end(), e->gpu) == f.gpus.end()) {
       f.gpus.push_back(e->gpu);

@@ -77,19 +77,12 @@ int run_check(const CheckArgs& args) {
     return kExitUsage;
   }
   config.kernel_log_window_s = *window;
-  Snapshot snapshot;
-  if (!args.from.empty()) {
-    auto loaded = snapshot_from_file(args.from);
-    if (!loaded.ok()) {
-      print_error(loaded.error());
-      return kExitInternal;
-    }
-    snapshot = std::move(*loaded);
-  } else {
-    ProbeOptions opt = args.probe;
-    opt.self_exe = self_exe_path();
-    snapshot = collect_snapshot(opt);
+  auto loaded = load_or_probe(args.from, args.probe);
+  if (!loaded.ok()) {
+    print_error(loaded.error());
+    return kExitInternal;
   }
+  const Snapshot& snapshot = *loaded;
   Report report = run_checks(snapshot, config, *checks, args.only, args.skip);
   std::string out = args.json ? render_json(report) : render_text(report, {args.verbose});
   std::fwrite(out.data(), 1, out.size(), stdout);

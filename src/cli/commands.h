@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/probe.h"
+#include "util/result.h"
 
 namespace gd {
 
@@ -23,6 +24,9 @@ void print_error(std::string_view message);
 void add_probe_options(CLI::App* app, ProbeOptions* opt);
 // The running binary, re-executed as the probe child.
 std::string self_exe_path();
+// The snapshot in `from` when given (--from FILE), else this machine probed
+// with `probe`. Error: the file could not be read or is no snapshot.
+Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe);
 
 struct CheckArgs {
   ProbeOptions probe;

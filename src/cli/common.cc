@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "snapshot/snapshot_json.h"
 
 namespace gd {
 
@@ -26,6 +27,13 @@ void add_probe_options(CLI::App* app, ProbeOptions* opt) {
                   "Seconds NVML and CUDA may take before they count as hung (default 10)")
       ->option_text("SECONDS")
       ->check(CLI::Range(0.1, 600.0));
+}
+
+Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe) {
+  if (!from.empty()) return snapshot_from_file(from);
+  ProbeOptions opt = probe;
+  opt.self_exe = self_exe_path();
+  return collect_snapshot(opt);
 }
 
 std::string self_exe_path() {

@@ -14,18 +14,12 @@ int check_for_job(const std::string& command, const ProbeOptions& probe, const s
     print_error(command + ": " + cfg.error());
     return kExitUsage;
   }
-  if (!from.empty()) {
-    auto loaded = snapshot_from_file(from);
-    if (!loaded.ok()) {
-      print_error(command + ": " + loaded.error());
-      return kExitInternal;
-    }
-    out->snapshot = std::move(*loaded);
-  } else {
-    ProbeOptions opt = probe;
-    opt.self_exe = self_exe_path();
-    out->snapshot = collect_snapshot(opt);
+  auto loaded = load_or_probe(from, probe);
+  if (!loaded.ok()) {
+    print_error(command + ": " + loaded.error());
+    return kExitInternal;
   }
+  out->snapshot = std::move(*loaded);
   // Every check, as `check` runs them with no --only/--skip.
   auto checks = select_checks({}, {});
   if (!checks.ok()) {

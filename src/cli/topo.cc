@@ -28,19 +28,12 @@ void setup_topo(CLI::App* app, TopoArgs* args) {
 }
 
 int run_topo(const TopoArgs& args) {
-  Snapshot snapshot;
-  if (!args.from.empty()) {
-    auto loaded = snapshot_from_file(args.from);
-    if (!loaded.ok()) {
-      print_error(loaded.error());
-      return kExitInternal;
-    }
-    snapshot = std::move(*loaded);
-  } else {
-    ProbeOptions opt = args.probe;
-    opt.self_exe = self_exe_path();
-    snapshot = collect_snapshot(opt);
+  auto loaded = load_or_probe(args.from, args.probe);
+  if (!loaded.ok()) {
+    print_error(loaded.error());
+    return kExitInternal;
   }
+  const Snapshot& snapshot = *loaded;
   Topology t = build_topology(snapshot);
   std::string out = args.json ? render_topology_json(t) : render_topology_text(t);
   std::fwrite(out.data(), 1, out.size(), stdout);

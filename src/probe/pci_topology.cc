@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "probe/text.h"
+#include "util/ascii.h"
 
 namespace gd {
 
@@ -28,17 +29,6 @@ bool is_root_bus(std::string_view s) {
   std::string_view domain = s.substr(0, colon), bus = s.substr(colon + 1);
   return domain.size() >= 4 && domain.size() <= 8 && all_hex(domain) && bus.size() == 2 &&
          all_hex(bus);
-}
-
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 std::string lower(std::string_view s) {
@@ -118,7 +108,7 @@ Result<PciPath> parse_pci_device_link(std::string_view bdf, std::string_view tar
       return Error{"link " + shown + ": '" + printable(parts[i], 32) + "' is no PCI address"};
     p.chain.push_back(lower(parts[i]));
   }
-  if (p.chain.empty() || !iequal(p.chain.back(), bdf)) {
+  if (p.chain.empty() || !iequals(p.chain.back(), bdf)) {
     return Error{"link " + shown + " does not end in " + printable(bdf, 32)};
   }
   if (p.chain.size() > kMaxPciDepth) return Error{"link " + shown + " is too deep"};

@@ -18,6 +18,24 @@ const char* severity_name(Severity s) {
   return "?";
 }
 
+int severity_weight(Severity s) {
+  switch (s) {
+    case Severity::kNotApplicable:
+      return 0;
+    case Severity::kOk:
+      return 1;
+    case Severity::kInfo:
+      return 2;
+    case Severity::kWarn:
+      return 3;
+    case Severity::kFail:
+      return 4;
+  }
+  return 0;
+}
+
+Severity worse(Severity a, Severity b) { return severity_weight(b) > severity_weight(a) ? b : a; }
+
 int exit_code_for(Severity verdict) {
   switch (verdict) {
     case Severity::kWarn:

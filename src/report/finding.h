@@ -13,6 +13,10 @@ namespace gd {
 enum class Severity { kOk, kInfo, kWarn, kFail, kNotApplicable };
 
 const char* severity_name(Severity s);  // "ok", "info", "warn", "fail", "n/a"
+// How bad a severity is: n/a 0 < ok 1 < info 2 < warn 3 < fail 4.
+int severity_weight(Severity s);
+// The worse of two severities (n/a counts as better than ok).
+Severity worse(Severity a, Severity b);
 
 struct Finding {
   std::string id;  // stable catalog id, "area.condition" (see catalog/findings.h)

@@ -26,21 +26,8 @@ bool excluded(const std::string& id, const std::vector<std::string>& only,
   return std::any_of(skip.begin(), skip.end(), hits);
 }
 
-int severity_order(Severity s) {
-  switch (s) {
-    case Severity::kFail:
-      return 0;
-    case Severity::kWarn:
-      return 1;
-    case Severity::kInfo:
-      return 2;
-    case Severity::kOk:
-      return 3;
-    case Severity::kNotApplicable:
-      return 4;
-  }
-  return 5;
-}
+// Rank order: fail first, n/a last.
+int severity_order(Severity s) { return 4 - severity_weight(s); }
 
 int catalog_rank(const std::string& id) {
   const CatalogEntry* e = find_catalog_entry(id);

@@ -108,19 +108,19 @@ GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_s
         temp_mem_max_c, temp_gpu_max_c, power_usage_mw, power_limit_mw, power_max_limit_mw,
         sm_clock_mhz, mem_clock_mhz, max_mem_clock_mhz, clock_event_reasons, pstate,
         utilization_gpu_pct, utilization_memory_pct, fan_speed_pct, ecc_mode_current,
-        ecc_mode_pending, ecc_corrected_volatile, ecc_uncorrected_volatile,
-        ecc_corrected_aggregate, ecc_uncorrected_aggregate, retired_pages_sbe, retired_pages_dbe,
-        retired_pages_pending, remapped_rows_correctable, remapped_rows_uncorrectable,
-        remap_pending, remap_failure, pcie_link_gen, pcie_link_gen_max, pcie_link_width,
-        pcie_link_width_max, pcie_replay_count, nvlinks)
+        ecc_mode_pending, ecc_corrected_volatile, ecc_uncorrected_volatile, ecc_corrected_aggregate,
+        ecc_uncorrected_aggregate, retired_pages_sbe, retired_pages_dbe, retired_pages_pending,
+        remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, remap_failure,
+        pcie_link_gen, pcie_link_gen_max, pcie_link_width, pcie_link_width_max, pcie_replay_count,
+        nvlinks)
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, pci_bus_id, pci_device_id, minor_number,
         memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode, compute_mode,
         mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture, max_sm_clock_mhz,
         processes, fabric_state, fabric_status, mig_instance_count, health)
 GD_JSON(NvmlTopoPair, a, b, level)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
-        driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology, child_error,
-        duration_ms)
+        driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology,
+        child_error, duration_ms)
 GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major, cc_minor,
         multiprocessors, clock_khz, ctx_rc)
 GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
@@ -132,8 +132,8 @@ GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, 
 GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, gpu_uuids)
 GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
-        pci, pci_bridges, iommu, devnodes, container, services, processes, nvml, cuda, kernel_log, reported, probes,
-        unobserved)
+        pci, pci_bridges, iommu, devnodes, container, services, processes, nvml, cuda, kernel_log,
+        reported, probes, unobserved)
 
 #undef GD_JSON
 
