@@ -15,7 +15,7 @@ seconds=${FUZZ_SECONDS:-60}
 # longer hunts.
 seed=${FUZZ_SEED:-1}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-targets=(fuzz_kmsg fuzz_log_line fuzz_explain)
+targets=(fuzz_kmsg fuzz_log_line fuzz_explain fuzz_pci fuzz_config)
 
 # Everything the targets link is instrumented for coverage and the
 # sanitizers; only the targets themselves link libFuzzer's main.

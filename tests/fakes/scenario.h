@@ -3,7 +3,7 @@
 //
 // Shape (every key optional; see tests/fakes/scenarios/*.json):
 //   {
-//     "machine": "ws-4x4090",                    // id from /tmp/gd/MACHINES.md (informational)
+//     "machine": "ws-4x4090",  // the machine (tests/roots/README.md; informational)
 //     "driver_version": "550.54.14",             // nvmlSystemGetDriverVersion
 //     "nvml_version": "12.550.54.14",            // default "<cuda major>.<driver_version>"
 //     "cuda_driver_version": 12040,              // NVML's and libcuda's cuDriverGetVersion

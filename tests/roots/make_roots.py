@@ -2,7 +2,7 @@
 """Writes the recorded machine trees under tests/roots/ (see README.md).
 
 Each tree holds only the files gpudoctor's file probes read, in the kernel's
-real formats. The machines are the ones of /tmp/gd/MACHINES.md (ws-4x4090,
+real formats. The machines are the ones of tests/roots/README.md (ws-4x4090,
 hgx-8xh100) and variants of them; the fake NVML/CUDA scenarios of the same
 names describe the same machines.
 

@@ -1,5 +1,5 @@
 // Hand-built snapshots for check tests: the healthy test machines of
-// /tmp/gd/MACHINES.md (ws-4x4090 and hgx-8xh100) and a machine with no
+// tests/roots/README.md (ws-4x4090 and hgx-8xh100) and a machine with no
 // NVIDIA hardware at all, plus small mutators that break one thing at a time.
 //
 // Shared by several check test files: keep the API additive (add functions,

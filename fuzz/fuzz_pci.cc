@@ -1,0 +1,89 @@
+// libFuzzer target: the PCI-tree parsers of the pci and iommu probes
+// (probe/pci_topology.h) and the CPU-list parser of `run --bind-cpus`
+// (report/gpu_fitness.h). The first input byte picks the parser, the rest is
+// its input:
+//
+//   0 + a bridge's binary config space (sysfs `config`, 64..4096 bytes)
+//   1 + "0000:05:00.0\n../../../devices/pci0000:00/0000:00:01.0/0000:05:00.0"
+//   2 + /proc/cmdline, e.g. "BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt"
+//   3 + a sysfs cpulist, e.g. "0-15,32-47"
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fuzz/invariants.h"
+#include "probe/pci_topology.h"
+#include "report/gpu_fitness.h"
+
+namespace {
+
+void fuzz_acs(std::string_view config) {
+  gd::AcsReading a = gd::parse_acs_config(config);
+  GD_REQUIRE(a.known == a.error.empty());
+  GD_REQUIRE(!a.capable || a.known);
+  GD_REQUIRE(a.capable || a.ctrl == 0);
+  GD_REQUIRE(!a.garbled || !a.known);
+  GD_REQUIRE(a.error.size() < 200);
+  GD_REQUIRE(!gd::acs_ctrl_bits(a.ctrl).empty() || a.ctrl == 0);
+}
+
+void fuzz_link(std::string_view input) {
+  size_t nl = input.find('\n');
+  std::string_view bdf = input.substr(0, nl);
+  std::string_view target = nl == std::string_view::npos ? "" : input.substr(nl + 1);
+  auto p = gd::parse_pci_device_link(bdf, target);
+  if (!p.ok()) {
+    GD_REQUIRE(!p.error().empty() && p.error().size() < 400);
+    return;
+  }
+  GD_REQUIRE(!p->chain.empty() && p->chain.size() <= gd::kMaxPciDepth);
+  GD_REQUIRE(p->root_bus.starts_with("pci"));
+  for (const auto& c : p->chain) GD_REQUIRE(gd::is_pci_address(c));
+}
+
+void fuzz_cmdline(std::string_view cmdline) {
+  gd::IommuCmdline c = gd::parse_iommu_cmdline(cmdline);
+  size_t total = 0;
+  for (const auto& f : c.flags) {
+    GD_REQUIRE(!f.empty() && f.find(' ') == std::string::npos);
+    total += f.size();
+  }
+  GD_REQUIRE(total <= cmdline.size());
+  GD_REQUIRE(!c.passthrough || !c.flags.empty());
+}
+
+void fuzz_cpulist(std::string_view text) {
+  auto cpus = gd::parse_cpu_list(std::string(text));
+  if (!cpus.ok()) {
+    GD_REQUIRE(!cpus.error().empty() && cpus.error().size() < 400);
+    return;
+  }
+  for (size_t i = 1; i < cpus->size(); ++i) GD_REQUIRE((*cpus)[i - 1] < (*cpus)[i]);
+  for (int c : *cpus) GD_REQUIRE(c >= 0);
+  // Formatting and reading back gives the same set.
+  auto again = gd::parse_cpu_list(gd::format_cpu_list(*cpus));
+  GD_REQUIRE(again.ok() && *again == *cpus);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 4) {
+    case 0:
+      fuzz_acs(input);
+      break;
+    case 1:
+      fuzz_link(input);
+      break;
+    case 2:
+      fuzz_cmdline(input);
+      break;
+    default:
+      fuzz_cpulist(input);
+      break;
+  }
+  return 0;
+}
