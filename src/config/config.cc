@@ -196,8 +196,9 @@ void read_section(Parser* p, const Section& sec, const std::string& prefix, cons
   }
   for (const auto& [k, v] : *tbl) {
     std::string path = prefix + "." + quoted_key(k.str());
+    std::string_view name = k.str();  // lambdas cannot capture bindings before C++20's fix
     auto spec = std::find_if(sec.keys.begin(), sec.keys.end(),
-                             [&](const KeySpec& s) { return k.str() == s.name; });
+                             [&](const KeySpec& s) { return name == s.name; });
     if (spec == sec.keys.end()) {
       p->add(k.source(), fmt::format("{}: unknown key (known: {})", path, known_list(sec.keys)));
       continue;
@@ -233,8 +234,9 @@ void read_pcie(Parser* p, const toml::node& node, const toml::source_region& key
   }
   for (const auto& [k, v] : *tbl) {
     std::string path = "pcie." + quoted_key(k.str());
+    std::string_view name = k.str();  // lambdas cannot capture bindings before C++20's fix
     auto spec = std::find_if(std::begin(kPcieKeys), std::end(kPcieKeys),
-                             [&](const PcieKey& s) { return k.str() == s.name; });
+                             [&](const PcieKey& s) { return name == s.name; });
     if (spec == std::end(kPcieKeys)) {
       p->add(k.source(), fmt::format("{}: unknown key (known: {})", path, known_list(kPcieKeys)));
       continue;
