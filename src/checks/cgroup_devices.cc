@@ -36,7 +36,7 @@ bool parse_num(std::string_view t, int* out) {
 // nullopt for a line of another shape (kept as evidence, never trusted).
 std::optional<Rule> parse_rule(const std::string& line) {
   std::vector<std::string> f;
-  for (auto& part : split(line, ' ')) {
+  for (auto& part : split_strings(line, ' ')) {
     if (!part.empty()) f.push_back(part);
   }
   if (f.size() != 3 || f[0].size() != 1) return std::nullopt;

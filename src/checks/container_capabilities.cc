@@ -33,7 +33,7 @@ std::vector<Finding> check_container_caps(const Snapshot& s, const Config&) {
                   "(utility,compute) applies.");
   }
   std::vector<std::string> list;
-  for (auto& c : split(*caps, ',')) {
+  for (auto& c : split_strings(*caps, ',')) {
     std::string t = trim_lower(c);
     if (!t.empty()) list.push_back(t);
   }

@@ -17,7 +17,7 @@ std::optional<DriverVersion> kernel_driver_version(const Snapshot& s) {
   return parse_driver_version(s.driver.version);
 }
 
-std::vector<std::string> split(std::string_view text, char sep) {
+std::vector<std::string> split_strings(std::string_view text, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
   while (true) {

@@ -19,7 +19,9 @@ bool nvidia_driver_loaded(const Snapshot& s);
 // The kernel module version, parsed; nullopt when unknown.
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);
 
-std::vector<std::string> split(std::string_view text, char sep);
+// The parts between `sep`, empty ones included, as owned strings (probe/
+// text.h split() gives views).
+std::vector<std::string> split_strings(std::string_view text, char sep);
 bool contains(std::string_view haystack, std::string_view needle);
 
 // "10de:2684"
@@ -50,7 +52,7 @@ bool is_compat_dir(std::string_view dir);
 template <class Pred>
 std::string filter_path_list(std::string_view list, Pred drop) {
   std::vector<std::string> keep;
-  for (auto& e : split(list, ':')) {
+  for (auto& e : split_strings(list, ':')) {
     if (e.empty() || drop(e)) continue;
     keep.push_back(e);
   }

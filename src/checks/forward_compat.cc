@@ -22,7 +22,8 @@ std::string drop_compat_line(const Snapshot& s, const std::string& compat_dir) {
   const std::string* ld = env_var(s, "LD_LIBRARY_PATH");
   if (ld != nullptr) {
     bool listed = false;
-    for (const auto& e : split(*ld, ':')) listed = listed || (!e.empty() && is_compat_dir(e));
+    for (const auto& e : split_strings(*ld, ':'))
+      listed = listed || (!e.empty() && is_compat_dir(e));
     if (listed) {
       return ld_library_path_command(
                  filter_path_list(*ld, [](const std::string& e) { return is_compat_dir(e); })) +

@@ -43,7 +43,7 @@ std::vector<Finding> check_stub_library(const Snapshot& s, const Config&) {
   bool in_ld_path = false;
   if (ld != nullptr) {
     f.evidence.push_back("LD_LIBRARY_PATH=" + *ld);
-    for (const auto& e : split(*ld, ':')) {
+    for (const auto& e : split_strings(*ld, ':')) {
       if (!e.empty() && is_stub_dir(e)) in_ld_path = true;
     }
   }

@@ -28,6 +28,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "probe/text.h"
+
 namespace gd {
 
 namespace {
@@ -302,8 +304,10 @@ Result<Config> parse_config(std::string_view text, const std::string& name) {
   try {
     doc = toml::parse(text, name);
   } catch (const toml::parse_error& e) {
+    // toml++ quotes the offending text as it is, newlines and all: the
+    // error stays one printable line.
     return Error{fmt::format("{}:{}:{}: {}", name, e.source().begin.line, e.source().begin.column,
-                             e.description())};
+                             printable(e.description(), 200))};
   }
   Parser p;
   p.name = name;

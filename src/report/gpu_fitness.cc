@@ -8,6 +8,7 @@
 
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
+#include "probe/text.h"
 
 namespace gd {
 namespace {
@@ -37,7 +38,7 @@ std::string preload_without_stubs(const std::string& v) {
 // `compute` and NVML for `utility` (nvidia-facts.md §6.3, 2026-12).
 std::string capabilities_with_compute_utility(const std::string& v) {
   std::vector<std::string> caps;
-  for (auto& c : split(v, ',')) {
+  for (auto& c : split_strings(v, ',')) {
     std::string t;
     for (char ch : c) {
       if (!std::isspace(static_cast<unsigned char>(ch))) {
@@ -447,7 +448,7 @@ Result<std::vector<int>> parse_cpu_list(const std::string& text) {
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
   std::set<int> cpus;
   if (t.empty()) return std::vector<int>{};
-  for (const auto& part : split(t, ',')) {
+  for (const auto& part : split_strings(t, ',')) {
     auto number = [&](const std::string& n, long* out) {
       if (n.empty() || n.size() > 6) return false;
       for (char c : n) {
@@ -463,7 +464,8 @@ Result<std::vector<int>> parse_cpu_list(const std::string& text) {
                   ? number(part, &lo) && ((hi = lo), true)
                   : number(part.substr(0, dash), &lo) && number(part.substr(dash + 1), &hi);
     if (!ok || hi < lo)
-      return Error{fmt::format("CPU list \"{}\": \"{}\" is not N or N-M", t, part)};
+      return Error{fmt::format("CPU list \"{}\": \"{}\" is not N or N-M", printable(t, 80),
+                               printable(part, 32))};
     for (long c = lo; c <= hi; ++c) cpus.insert(static_cast<int>(c));
   }
   return std::vector<int>(cpus.begin(), cpus.end());

@@ -106,7 +106,7 @@ TEST(ProbeNvmlHealth, GeForceWorkstationSupportedAndNotSupported) {
   EXPECT_TRUE(is(h.utilization_gpu_pct, 0u));
   EXPECT_TRUE(is(h.utilization_memory_pct, 0u));
   EXPECT_TRUE(is(h.fan_speed_pct, 30u));
-  EXPECT_TRUE(is(h.pcie_link_gen, 4u));
+  EXPECT_TRUE(is(h.pcie_link_gen, 1u));  // idle: Gen1
   EXPECT_TRUE(is(h.pcie_link_gen_max, 4u));
   EXPECT_TRUE(is(h.pcie_link_width, 16u));
   EXPECT_TRUE(is(h.pcie_link_width_max, 16u));
