@@ -11,6 +11,12 @@ baselines run in this same script:
     node's snapshot, with no probing.
 Goal (issue 2): median under 50 ms.
 
+It also times what a job pays for the wrapper and the topology map on the
+same node, against `/bin/true` started directly (the baseline of a job
+launch):
+  - `gpudoctor run --require 8 --exclude-unhealthy --bind-cpus -- /bin/true`
+  - `gpudoctor topo`
+
 usage: bench/check_8gpu.py [BUILD_DIR] [RUNS]   (default build, 30)
 """
 import json
@@ -61,6 +67,10 @@ def main():
         subprocess.run([GD, "snapshot", "-o", snap] + PROBE_ARGS, env=ENV, check=True)
         from_snapshot = median_ms([GD, "check", "--from", snap])
     version = median_ms([GD, "--version"])
+    true_ms = median_ms(["/bin/true"])
+    run_ms = median_ms([GD, "run", "--require", "8", "--exclude-unhealthy", "--bind-cpus"] +
+                       PROBE_ARGS + ["--", "/bin/true"])
+    topo_ms = median_ms([GD, "topo"] + PROBE_ARGS)
 
     print(f"gpudoctor check, 8-GPU fake node, whole process, {RUNS} runs")
     print(f"  median {check:.1f} ms (min {min(walls):.1f}, max {max(walls):.1f}); goal < 50 ms: "
@@ -74,6 +84,11 @@ def main():
     print(f"    gpudoctor --version          {version:6.1f} ms   check = {check / version:4.1f}x")
     print(f"    gpudoctor check --from snap  {from_snapshot:6.1f} ms   check = "
           f"{check / from_snapshot:4.1f}x")
+    print("  a job's start, against /bin/true started directly "
+          f"({true_ms:.1f} ms):")
+    print(f"    gpudoctor run ... -- /bin/true {run_ms:6.1f} ms   = {run_ms / true_ms:5.1f}x, "
+          f"+{run_ms - true_ms:.1f} ms per job")
+    print(f"    gpudoctor topo               {topo_ms:6.1f} ms   = check x {topo_ms / check:4.2f}")
 
 
 if __name__ == "__main__":
