@@ -118,10 +118,7 @@ std::vector<Finding> check_clocks(const Snapshot& s, const Config& c) {
     summary.push_back(fmt::format("the clock-event reasons of {} GPU{} could not be read", unknown,
                                   unknown == 1 ? "" : "s"));
   }
-  if (tally.unopened > 0) summary.push_back(unopened_part(tally));
-  Finding f = make_finding(kId, tally.worst, join(summary, "; "));
-  f.gpus = tally.all_gpus();
-  f.evidence = tally.evidence;
+  Finding f = tally_finding(kId, tally, std::move(summary));
   if (slowed > 0) {
     f.remedy.push_back(
         fmt::format("See which reasons are active: nvidia-smi -q -d PERFORMANCE,TEMPERATURE -i {}",

@@ -175,10 +175,7 @@ std::vector<Finding> check_ecc(const Snapshot& s, const Config& c) {
   part(n.ecc_off, "with ECC off");
   part(n.unknown, "whose memory error state could not be read");
   std::string summary = parts.empty() ? "" : "GPU memory: " + join(parts, ", ");
-  if (tally.unopened > 0) summary += (summary.empty() ? "" : "; ") + unopened_part(tally);
-  Finding f = make_finding(kId, tally.worst, summary);
-  f.gpus = tally.all_gpus();
-  f.evidence = tally.evidence;
+  Finding f = tally_finding(kId, tally, {summary});
   if (n.uncorrectable > 0) {
     f.remedy.push_back(fmt::format(
         "Drain the GPU: stop its jobs (nvidia-smi --query-compute-apps=pid,process_name "

@@ -195,4 +195,13 @@ std::string unopened_part(const HealthTally& t) {
                      t.unopened == 1 ? "" : "s", t.unopened == 1 ? "it" : "them");
 }
 
+Finding tally_finding(const char* id, const HealthTally& t, std::vector<std::string> parts) {
+  if (t.unopened > 0) parts.push_back(unopened_part(t));
+  std::erase_if(parts, [](const std::string& p) { return p.empty(); });
+  Finding f = make_finding(id, t.worst, join(parts, "; "));
+  f.gpus = t.all_gpus();
+  f.evidence = t.evidence;
+  return f;
+}
+
 }  // namespace gd

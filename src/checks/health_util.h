@@ -108,5 +108,8 @@ inline constexpr const char* kUnreadableRemedy =
     "gpu.reset-required.";
 // ", 1 not opened by NVML" style summary part; "" when none.
 std::string unopened_part(const HealthTally& t);
+// The finding of a tally: its worst severity, the summary parts (empty ones
+// dropped) joined by "; " plus the unopened part, its GPUs and evidence.
+Finding tally_finding(const char* id, const HealthTally& t, std::vector<std::string> parts);
 
 }  // namespace gd

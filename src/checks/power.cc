@@ -118,10 +118,7 @@ std::vector<Finding> check_power(const Snapshot& s, const Config& c) {
     parts.push_back(fmt::format("the clock-event reasons of {} GPU{} could not be read", unknown,
                                 unknown == 1 ? "" : "s"));
   }
-  if (tally.unopened > 0) parts.push_back(unopened_part(tally));
-  Finding f = make_finding(kId, tally.worst, join(parts, "; "));
-  f.gpus = tally.all_gpus();
-  f.evidence = tally.evidence;
+  Finding f = tally_finding(kId, tally, std::move(parts));
   if (braked > 0) {
     f.remedy.push_back(fmt::format(
         "Confirm: nvidia-smi -q -d PERFORMANCE,POWER -i {}   # HW Power Brake Slowdown : Active",

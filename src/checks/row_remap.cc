@@ -90,10 +90,7 @@ std::vector<Finding> check_rows_pending(const Snapshot& s, const Config& c) {
     parts.push_back(fmt::format("the row remapping state of {} GPU{} could not be read", unknown,
                                 unknown == 1 ? "" : "s"));
   }
-  if (tally.unopened > 0) parts.push_back(unopened_part(tally));
-  Finding f = make_finding(kId, tally.worst, join(parts, "; "));
-  f.gpus = tally.all_gpus();
-  f.evidence = tally.evidence;
+  Finding f = tally_finding(kId, tally, std::move(parts));
   if (pending > 0) {
     f.remedy = {
         fmt::format("Stop the processes on the GPU{}: nvidia-smi "

@@ -131,10 +131,7 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
     parts.push_back(fmt::format("the temperature of {} GPU{} could not be read", unknown,
                                 unknown == 1 ? "" : "s"));
   }
-  if (tally.unopened > 0) parts.push_back(unopened_part(tally));
-  Finding f = make_finding(kId, tally.worst, join(parts, "; "));
-  f.gpus = tally.all_gpus();
-  f.evidence = tally.evidence;
+  Finding f = tally_finding(kId, tally, std::move(parts));
   std::string ids = join(tally.gpus, ",");
   if (fail + warn > 0) {
     f.remedy = {
