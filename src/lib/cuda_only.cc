@@ -3,8 +3,8 @@
 // No file probes, no NVML: the question is the one a framework asks before
 // it forks its workers, and it must be answered in tens of milliseconds.
 //
-// The parent side mirrors hardware.cc's from_child(); that one is private
-// to the snapshot probe.
+// The child is started and read back as the snapshot's CUDA probe does it
+// (probe/hw_common.h).
 #include <chrono>
 
 #include "catalog/cuda_errors.h"
@@ -21,35 +21,14 @@ CudaRun probe_cuda_only(const CudaOptions& opt, const std::string& exe) {
   using Clock = ChildRunner::Clock;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(opt.deadline_s));
-  ChildSpec spec;
-  spec.exe = exe;
-  spec.args = {"__probe-cuda", "--lib",   opt.cuda_lib, "--cudart",
-               opt.cudart_lib, "--label", "user"};
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) spec.env.emplace_back(*e);
-
+  ProbeOptions probe;
+  probe.cuda_lib = opt.cuda_lib;
+  probe.cudart_lib = opt.cudart_lib;
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
   ChildRunner runner(deadline);
-  const ChildResult& r = runner.wait(runner.start(spec));
-  ParsedChildOutput p = parse_child_output(r.out);
-  CudaRun run;
-  // The final answer, or the last checkpoint of a child that hung or crashed.
-  const nlohmann::json* doc = p.has_result ? &p.result : p.has_checkpoint ? &p.checkpoint : nullptr;
-  std::string decode_error;
-  if (doc != nullptr) {
-    Result<CudaRun> got = cuda_run_from_json(*doc);
-    if (got.ok()) {
-      run = std::move(*got);
-    } else {
-      decode_error = got.error();
-    }
-  }
-  run.label = "user";
-  if (run.library_requested.empty()) run.library_requested = opt.cuda_lib;
-  run.child_error = child_failure(r, p);
-  if (run.child_error.empty() && !decode_error.empty()) {
-    run.child_error = "bad output: " + decode_error;
-  }
-  run.duration_ms = r.duration_ms;
-  return run;
+  return cuda_from_child(runner.wait(runner.start(cuda_spec(exe, probe, env, "user"))), probe,
+                         "user");
 }
 
 std::string cuda_unavailable_reason(const CudaRun& r) {

@@ -71,53 +71,6 @@ ChildSpec nvml_spec(const std::string& exe, const ProbeOptions& opt,
   return spec;
 }
 
-ChildSpec cuda_spec(const std::string& exe, const ProbeOptions& opt,
-                    const std::vector<std::string>& env, const std::string& label) {
-  ChildSpec spec;
-  spec.exe = exe;
-  spec.args = {"__probe-cuda", "--lib", opt.cuda_lib, "--cudart", opt.cudart_lib, "--label", label};
-  spec.env = env;
-  return spec;
-}
-
-// The child's answer, or as much of it as it said before it hung or
-// crashed (its last checkpoint), with the outcome in child_error.
-template <class T>
-T from_child(const ChildResult& r, Result<T> (*decode)(const nlohmann::json&)) {
-  ParsedChildOutput p = parse_child_output(r.out);
-  T value;
-  std::string decode_error;
-  const nlohmann::json* doc = p.has_result ? &p.result : p.has_checkpoint ? &p.checkpoint : nullptr;
-  if (doc != nullptr) {
-    Result<T> got = decode(*doc);
-    if (got.ok()) {
-      value = std::move(*got);
-    } else {
-      decode_error = got.error();
-    }
-  }
-  value.child_error = child_failure(r, p);
-  if (value.child_error.empty() && !decode_error.empty()) {
-    value.child_error = "bad output: " + decode_error;
-  }
-  value.duration_ms = r.duration_ms;
-  return value;
-}
-
-NvmlInfo nvml_from_child(const ChildResult& r, const ProbeOptions& opt) {
-  NvmlInfo info = from_child<NvmlInfo>(r, nvml_info_from_json);
-  info.attempted = true;
-  if (info.library_requested.empty()) info.library_requested = opt.nvml_lib;
-  return info;
-}
-
-CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std::string& label) {
-  CudaRun run = from_child<CudaRun>(r, cuda_run_from_json);
-  run.label = label;
-  if (run.library_requested.empty()) run.library_requested = opt.cuda_lib;
-  return run;
-}
-
 // Whether the user's run shows CUDA not working. A library that did not
 // load is not retried: the clean environment loads it the same way.
 bool cuda_run_failed(const CudaRun& r) {
@@ -186,6 +139,57 @@ double ms_since(Clock::time_point t) {
 }
 
 }  // namespace
+
+ChildSpec cuda_spec(const std::string& exe, const ProbeOptions& opt,
+                    const std::vector<std::string>& env, const std::string& label) {
+  ChildSpec spec;
+  spec.exe = exe;
+  spec.args = {"__probe-cuda", "--lib", opt.cuda_lib, "--cudart", opt.cudart_lib, "--label", label};
+  spec.env = env;
+  return spec;
+}
+
+namespace {
+
+// The child's answer, or as much of it as it said before it hung or
+// crashed (its last checkpoint), with the outcome in child_error.
+template <class T>
+T from_child(const ChildResult& r, Result<T> (*decode)(const nlohmann::json&)) {
+  ParsedChildOutput p = parse_child_output(r.out);
+  T value;
+  std::string decode_error;
+  const nlohmann::json* doc = p.has_result ? &p.result : p.has_checkpoint ? &p.checkpoint : nullptr;
+  if (doc != nullptr) {
+    Result<T> got = decode(*doc);
+    if (got.ok()) {
+      value = std::move(*got);
+    } else {
+      decode_error = got.error();
+    }
+  }
+  value.child_error = child_failure(r, p);
+  if (value.child_error.empty() && !decode_error.empty()) {
+    value.child_error = "bad output: " + decode_error;
+  }
+  value.duration_ms = r.duration_ms;
+  return value;
+}
+
+NvmlInfo nvml_from_child(const ChildResult& r, const ProbeOptions& opt) {
+  NvmlInfo info = from_child<NvmlInfo>(r, nvml_info_from_json);
+  info.attempted = true;
+  if (info.library_requested.empty()) info.library_requested = opt.nvml_lib;
+  return info;
+}
+
+}  // namespace
+
+CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std::string& label) {
+  CudaRun run = from_child<CudaRun>(r, cuda_run_from_json);
+  run.label = label;
+  if (run.library_requested.empty()) run.library_requested = opt.cuda_lib;
+  return run;
+}
 
 void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
   auto t0 = Clock::now();

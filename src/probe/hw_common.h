@@ -6,8 +6,10 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "probe/child.h"
+#include "probe/probe.h"
 
 namespace gd {
 
@@ -99,5 +101,13 @@ ParsedChildOutput parse_child_output(const std::string& out);
 // "exited with code 3: <last stderr line>", "bad output: ...",
 // "could not start: ...".
 std::string child_failure(const ChildResult& r, const ParsedChildOutput& p);
+
+// The CUDA probe child (`gpudoctor __probe-cuda`) as hardware.cc runs it,
+// for the library's CUDA-only answer (src/lib/cuda_only.cc): the spec to
+// start it with, and its result read back (the last checkpoint of a child
+// that hung or crashed, with the outcome in child_error).
+ChildSpec cuda_spec(const std::string& exe, const ProbeOptions& opt,
+                    const std::vector<std::string>& env, const std::string& label);
+CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std::string& label);
 
 }  // namespace gd
