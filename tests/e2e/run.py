@@ -32,6 +32,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import golden  # noqa: E402  (tests/golden.py)
 SRC = os.path.dirname(os.path.dirname(HERE))
 SCENARIOS = os.path.join(SRC, "tests", "scenarios")
 GOLDEN = os.path.join(HERE, "golden")
@@ -117,23 +119,7 @@ def run(argv, env, preexec, timeout=60):
 
 
 def compare(name, kind, actual, update, failures):
-    path = os.path.join(GOLDEN, name + "." + kind)
-    if update:
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(actual)
-        return
-    try:
-        with open(path) as f:
-            expected = f.read()
-    except FileNotFoundError:
-        failures.append(f"{name}: no golden {path} (run with --update)")
-        return
-    if expected != actual:
-        import difflib
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                            "golden/" + name + "." + kind, "actual"))
-        failures.append(f"{name}: {kind} differs from golden:\n{diff}")
+    golden.compare(GOLDEN, name, kind, actual, update, failures)
 
 
 def check_explain(gd, name, sc, update, failures):

@@ -11,6 +11,7 @@
 
 #include "scenario.h"
 
+using fake::nvml::clock_by_type;
 using fake::nvml::device_call;
 using fake::nvml::fill_pci_info;
 using fake::nvml::kArgumentVersionMismatch;
@@ -111,6 +112,23 @@ void fill_pci_info(unsigned domain, unsigned bus, unsigned device, unsigned devi
   pci->device = device;
   pci->pciDeviceId = device_id;
   pci->pciSubSystemId = subsystem_id;
+}
+
+int clock_by_type(int type, unsigned int sm_mhz, unsigned int mem_mhz, unsigned int* out) {
+  switch (type) {
+    case 0:
+    case 1:
+      *out = sm_mhz;
+      return kSuccess;
+    case 2:
+      *out = mem_mhz;
+      return kSuccess;
+    case 3:
+      *out = sm_mhz * 3 / 4;
+      return kSuccess;
+    default:
+      return kInvalidArgument;
+  }
 }
 
 }  // namespace fake::nvml
@@ -293,20 +311,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t dev, unsigned in
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type,
                                                    unsigned int* clock) {
   if (int rc = device_call("nvmlDeviceGetMaxClockInfo", dev, clock)) return rc;
-  switch (type) {
-    case 0:
-    case 1:
-      *clock = dev->gpu->max_sm_clock_mhz;
-      return kSuccess;
-    case 2:
-      *clock = dev->gpu->max_mem_clock_mhz;
-      return kSuccess;
-    case 3:
-      *clock = dev->gpu->max_sm_clock_mhz * 3 / 4;
-      return kSuccess;
-    default:
-      return kInvalidArgument;
-  }
+  return clock_by_type(type, dev->gpu->max_sm_clock_mhz, dev->gpu->max_mem_clock_mhz, clock);
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev,

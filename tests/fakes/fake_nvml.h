@@ -49,6 +49,11 @@ enum : int {
 // errors, lost GPU. 0 when the call may go on.
 int device_call(const char* fn, nvmlDevice_t dev, const void* out);
 
+// A clock by nvmlClockType_t (0 GRAPHICS, 1 SM, 2 MEM, 3 VIDEO) from the
+// SM and memory clocks, MHz: graphics follows SM, video runs at 3/4 of it.
+// INVALID_ARGUMENT for another type.
+int clock_by_type(int type, unsigned int sm_mhz, unsigned int mem_mhz, unsigned int* out);
+
 // The scenario GPU's handle at an NVML index (nullptr past the end).
 nvmlDevice_t handle_at(size_t index);
 

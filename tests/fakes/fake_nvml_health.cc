@@ -10,6 +10,7 @@
 #include "fake_nvml.h"
 #include "scenario.h"
 
+using fake::nvml::clock_by_type;
 using fake::nvml::device_call;
 using fake::nvml::index_of;
 using fake::nvml::kInsufficientSize;
@@ -172,20 +173,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, int type, unsigned int* mhz) {
   if (int rc = device_call("nvmlDeviceGetClockInfo", dev, mhz)) return rc;
   const fake::Health& h = health(dev);
-  switch (type) {
-    case 0:
-    case 1:
-      *mhz = h.sm_clock_mhz;
-      return kSuccess;
-    case 2:
-      *mhz = h.mem_clock_mhz;
-      return kSuccess;
-    case 3:
-      *mhz = h.sm_clock_mhz * 3 / 4;
-      return kSuccess;
-    default:
-      return kInvalidArgument;
-  }
+  return clock_by_type(type, h.sm_clock_mhz, h.mem_clock_mhz, mhz);
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev,

@@ -13,7 +13,6 @@ prints exactly the live output. A few command-line cases check exit codes.
 
 usage: run.py GPUDOCTOR FAKES_DIR [--update] [--only NAME]
 """
-import difflib
 import json
 import os
 import subprocess
@@ -21,6 +20,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import golden  # noqa: E402  (tests/golden.py)
 SRC = os.path.dirname(os.path.dirname(HERE))
 GOLDEN = os.path.join(HERE, "golden")
 
@@ -71,22 +72,7 @@ def run(argv, env):
 
 
 def compare(name, ext, actual, update, failures):
-    path = os.path.join(GOLDEN, name + "." + ext)
-    if update:
-        os.makedirs(GOLDEN, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(actual)
-        return
-    try:
-        with open(path) as f:
-            expected = f.read()
-    except FileNotFoundError:
-        failures.append(f"{name}: no golden {path} (run with --update)")
-        return
-    if expected != actual:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                            f"golden/{name}.{ext}", "actual"))
-        failures.append(f"{name}: {ext} differs from golden:\n{diff}")
+    golden.compare(GOLDEN, name, ext, actual, update, failures)
 
 
 def check_shape(name, doc, failures):

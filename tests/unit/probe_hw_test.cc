@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "fake_probe.h"
 #include "probe/probe.h"
 
 namespace gd {
@@ -26,40 +27,8 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t k4090MemoryBytes = 25757220864;
 
-// Sets (or unsets) an environment variable for the scope; the probe
-// children inherit the test's environment as they would a user's.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-ProbeOptions fake_options(double deadline_s = 10) {
-  ProbeOptions opt;
-  opt.nvml_lib = GD_FAKES_DIR "/libnvidia-ml.so.1";
-  opt.cuda_lib = GD_FAKES_DIR "/libcuda.so.1";
-  opt.cudart_lib = GD_FAKES_DIR "/libcudart.so.13";
-  opt.self_exe = GD_BINARY;
-  opt.deadline_s = deadline_s;
-  return opt;
-}
+using testing_fakes::fake_options;
+using testing_fakes::ScopedEnv;
 
 std::string scenario_path(const std::string& name) {
   return GD_SOURCE_DIR "/tests/fakes/scenarios/" + name + ".json";

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "fake_probe.h"
 #include "probe/probe.h"
 
 namespace gd {
@@ -23,38 +24,8 @@ using ::testing::StartsWith;
 constexpr int kNotSupported = 3;
 constexpr int kGpuIsLost = 15;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-ProbeOptions fake_options(double deadline_s = 10) {
-  ProbeOptions opt;
-  opt.nvml_lib = GD_FAKES_DIR "/libnvidia-ml.so.1";
-  opt.cuda_lib = GD_FAKES_DIR "/libcuda.so.1";
-  opt.cudart_lib = GD_FAKES_DIR "/libcudart.so.13";
-  opt.self_exe = GD_BINARY;
-  opt.deadline_s = deadline_s;
-  return opt;
-}
+using testing_fakes::fake_options;
+using testing_fakes::ScopedEnv;
 
 NvmlInfo probe_file(const std::string& path, double deadline_s = 10) {
   ScopedEnv sc("GPUDOCTOR_FAKE_SCENARIO", path);
