@@ -12,6 +12,13 @@ packages=(
   clang-format python3                         # format check, e2e test driver
   libtomlplusplus-dev                          # the health-threshold config file
   python3-pytest                               # tests of the Python module
+  libsqlite3-dev sqlite3                       # the history store; tests read it back
+  libcpp-httplib-dev                           # the exporter's HTTP server (with OpenSSL)
+  libyaml-cpp-dev libcrypt-dev                 # web config (YAML), bcrypt basic-auth hashes
+  prometheus prometheus-node-exporter          # tests: promtool, a real scrape; bench baseline
+  slurm-wlm munge                              # tests: a real single-node Slurm
+  chromium                                     # tests: the status page in a real browser
+  openssl curl                                 # tests: TLS certificates, HTTP client
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "config/config.h"
+#include "report/npd.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "snapshot/snapshot_json.h"
@@ -54,6 +55,14 @@ void setup_check(CLI::App* app, CheckArgs* args) {
                   "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
                   "built-in")
       ->option_text("FILE");
+  app->add_option("--format", args->format,
+                  "Output: text, json (as --json) or npd (node-problem-detector's plugin "
+                  "protocol: one line, exit 0 ok, 1 problem, 2 unknown)")
+      ->option_text("FORMAT")
+      ->check(CLI::IsMember({"text", "json", "npd"}));
+  app->add_flag("--slurm", args->slurm,
+                "Act as Slurm's HealthCheckProgram: drain this node on a failing verdict, resume "
+                "a node gpudoctor drained once it is healthy (docs/slurm.md)");
   add_probe_options(app, &args->probe);
 }
 
@@ -84,7 +93,14 @@ int run_check(const CheckArgs& args) {
   }
   const Snapshot& snapshot = *loaded;
   Report report = run_checks(snapshot, config, *checks, args.only, args.skip);
-  std::string out = args.json ? render_json(report) : render_text(report, {args.verbose});
+  if (args.slurm) return slurm_health(report, args);
+  if (args.format == "npd") {
+    NpdResult npd = render_npd(report);
+    std::fwrite(npd.message.data(), 1, npd.message.size(), stdout);
+    return npd.exit_code;
+  }
+  bool json = args.json || args.format == "json";
+  std::string out = json ? render_json(report) : render_text(report, {args.verbose});
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_code_for(report.verdict);
 }

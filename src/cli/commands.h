@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/probe.h"
+#include "report/finding.h"
 #include "util/result.h"
 
 namespace gd {
@@ -38,9 +39,15 @@ struct CheckArgs {
   std::vector<std::string> skip;
   std::string log_window = "2h";  // --log-window: kernel-log events older than this are history
   std::string config;             // --config FILE: health thresholds (docs/config.md)
+  std::string format;             // --format text|json|npd ("" = text, or json with --json)
+  bool slurm = false;             // --slurm: act as Slurm's HealthCheckProgram
 };
 void setup_check(CLI::App* app, CheckArgs* args);
 int run_check(const CheckArgs& args);
+
+// `check --slurm` (src/cli/slurm_health.cc): drains this node on a failing
+// verdict, resumes a node it drained itself; returns the exit code.
+int slurm_health(const Report& report, const CheckArgs& args);
 
 struct SnapshotArgs {
   ProbeOptions probe;
@@ -95,6 +102,47 @@ struct RunArgs {
 };
 void setup_run(CLI::App* app, RunArgs* args);
 int run_run(const RunArgs& args);
+
+struct ServeArgs {
+  ProbeOptions probe;
+  std::string listen = "127.0.0.1:9835";  // --listen HOST:PORT
+  std::string interval = "15s";           // --interval: NVML sampling period
+  std::string check_interval = "60s";     // --check-interval: full check period
+  std::string history;                    // --history FILE ("" = default state path)
+  bool no_history = false;                // --no-history
+  std::string retention = "30d";          // --retention
+  std::string web_config;                 // --web-config FILE (TLS, basic auth)
+  std::string config;                     // --config FILE: health thresholds
+  std::string log_window = "2h";          // --log-window, as for check
+  std::string from;                       // --from SNAPSHOT: serve a recorded machine (demo)
+};
+void setup_serve(CLI::App* app, ServeArgs* args);
+int run_serve(const ServeArgs& args);
+
+struct HistoryArgs {
+  std::string db;     // --db FILE ("" = default state path)
+  std::string since;  // --since DURATION or date
+  std::string gpu;    // --gpu BUS|INDEX|UUID
+  bool json = false;
+};
+void setup_history(CLI::App* app, HistoryArgs* args);
+int run_history(const HistoryArgs& args);
+
+struct LabelsArgs {
+  ProbeOptions probe;
+  std::string from;     // --from SNAPSHOT
+  std::string nfd_dir;  // --nfd-dir DIR: write the NFD feature file there
+  std::string config;   // --config FILE
+};
+void setup_labels(CLI::App* app, LabelsArgs* args);
+int run_labels(const LabelsArgs& args);
+
+struct DiffArgs {
+  std::vector<std::string> snapshots;  // SNAPSHOT...
+  bool json = false;
+};
+void setup_diff(CLI::App* app, DiffArgs* args);
+int run_diff(const DiffArgs& args);
 
 // The hidden probe-child mode: `gpudoctor __probe-nvml|__probe-cuda ...`.
 bool is_probe_child(int argc, char** argv);

@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
   gd::TopoArgs topo;
   gd::EnvArgs env;
   gd::RunArgs run;
+  gd::ServeArgs serve;
+  gd::HistoryArgs history;
+  gd::LabelsArgs labels;
+  gd::DiffArgs diff;
   // The table of subcommands.
   struct Command {
     const char* name;
@@ -50,6 +54,15 @@ int main(int argc, char** argv) {
        [&](CLI::App* a) { gd::setup_env(a, &env); }, [&] { return gd::run_env(env); }},
       {"run", "Check first, then run a command on the healthy GPUs with the right settings",
        [&](CLI::App* a) { gd::setup_run(a, &run); }, [&] { return gd::run_run(run); }},
+      {"serve", "Export GPU health to Prometheus, keep a history, serve a status page",
+       [&](CLI::App* a) { gd::setup_serve(a, &serve); }, [&] { return gd::run_serve(serve); }},
+      {"history", "Past reports and kernel events from the history database",
+       [&](CLI::App* a) { gd::setup_history(a, &history); },
+       [&] { return gd::run_history(history); }},
+      {"labels", "Write Node Feature Discovery labels (GPU model, count, driver, CUDA, health)",
+       [&](CLI::App* a) { gd::setup_labels(a, &labels); }, [&] { return gd::run_labels(labels); }},
+      {"diff", "Compare snapshots of nodes that should be identical; name the odd one out",
+       [&](CLI::App* a) { gd::setup_diff(a, &diff); }, [&] { return gd::run_diff(diff); }},
   };
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const Command& c : kCommands) {

@@ -29,6 +29,8 @@ Api resolve_api(void* lib) {
       lib, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   a.name = resolve<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetName"});
   a.uuid = resolve<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetUUID"});
+  a.vbios =
+      resolve<nvmlReturn_t(nvmlDevice_t, char*, unsigned)>(lib, {"nvmlDeviceGetVbiosVersion"});
   a.pci = resolve<nvmlReturn_t(nvmlDevice_t, PciInfo*)>(
       lib, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
   a.minor = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMinorNumber"});
@@ -62,6 +64,9 @@ void read_strings(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::s
   char ubuf[kBufferSize] = {};
   g->uuid.rc = ask(out, a.uuid, at, [&](auto f) { return f(dev, ubuf, kBufferSize); });
   if (g->uuid.ok()) g->uuid.value = buffer_string(ubuf, sizeof ubuf);
+  char vbuf[kBufferSize] = {};
+  g->vbios_version.rc = ask(out, a.vbios, at, [&](auto f) { return f(dev, vbuf, kBufferSize); });
+  if (g->vbios_version.ok()) g->vbios_version.value = buffer_string(vbuf, sizeof vbuf);
   PciInfo pci{};
   int rc = ask(out, a.pci, at, [&](auto f) { return f(dev, &pci); });
   g->pci_bus_id.rc = g->pci_device_id.rc = rc;

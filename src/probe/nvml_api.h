@@ -110,6 +110,7 @@ struct Api {
   Sym<nvmlReturn_t(unsigned, nvmlDevice_t*)> handle;
   Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> name;
   Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> uuid;
+  Sym<nvmlReturn_t(nvmlDevice_t, char*, unsigned)> vbios;
   Sym<nvmlReturn_t(nvmlDevice_t, PciInfo*)> pci;
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> minor;
   Sym<nvmlReturn_t(nvmlDevice_t, Memory*)> memory;

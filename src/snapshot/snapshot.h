@@ -258,8 +258,9 @@ struct NvmlGpu {
   int handle_rc = 0;  // nvmlDeviceGetHandleByIndex_v2
   NvmlValue<std::string> name;
   NvmlValue<std::string> uuid;
-  NvmlValue<std::string> pci_bus_id;  // normalized "0000:17:00.0"
-  NvmlValue<uint32_t> pci_device_id;  // (device << 16) | vendor, e.g. 0x268410DE
+  NvmlValue<std::string> vbios_version;  // nvmlDeviceGetVbiosVersion, "96.00.89.00.01"
+  NvmlValue<std::string> pci_bus_id;     // normalized "0000:17:00.0"
+  NvmlValue<uint32_t> pci_device_id;     // (device << 16) | vendor, e.g. 0x268410DE
   NvmlValue<uint32_t> minor_number;
   NvmlValue<uint64_t> memory_total_bytes;
   NvmlValue<uint64_t> memory_used_bytes;

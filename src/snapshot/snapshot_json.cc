@@ -113,10 +113,10 @@ GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_s
         remapped_rows_correctable, remapped_rows_uncorrectable, remap_pending, remap_failure,
         pcie_link_gen, pcie_link_gen_max, pcie_link_width, pcie_link_width_max, pcie_replay_count,
         nvlinks)
-GD_JSON(NvmlGpu, index, handle_rc, name, uuid, pci_bus_id, pci_device_id, minor_number,
-        memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode, compute_mode,
-        mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture, max_sm_clock_mhz,
-        processes, fabric_state, fabric_status, mig_instance_count, health)
+GD_JSON(NvmlGpu, index, handle_rc, name, uuid, vbios_version, pci_bus_id, pci_device_id,
+        minor_number, memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
+        compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
+        max_sm_clock_mhz, processes, fabric_state, fabric_status, mig_instance_count, health)
 GD_JSON(NvmlTopoPair, a, b, level)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
         driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology,

@@ -247,6 +247,13 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char* uuid, unsigne
   return string_call("nvmlDeviceGetUUID", dev, value, uuid, length);
 }
 
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t dev, char* version,
+                                                   unsigned int length) {
+  std::string value;
+  if (dev != nullptr && dev->gpu != nullptr && !dev->mig) value = dev->gpu->vbios_version;
+  return string_call("nvmlDeviceGetVbiosVersion", dev, value, version, length);
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t* pci) {
   if (int rc = device_call("nvmlDeviceGetPciInfo_v3", dev, pci)) return rc;
   const fake::Gpu& g = *dev->gpu;

@@ -144,6 +144,7 @@ Gpu parse_gpu(const json& j) {
   Gpu g;
   g.name = get_string(j, "name");
   g.uuid = get_string(j, "uuid");
+  if (j.contains("vbios_version")) g.vbios_version = get_string(j, "vbios_version");
   g.bus_id = get_string(j, "bus_id");
   parse_bus_id(&g);
   g.pci_device_id = static_cast<uint32_t>(get_uint(j, "pci_device_id", 0));

@@ -13,7 +13,8 @@
 //                                                //   (default: sum of GPU memory + 16 GiB)
 //     "context_reserve_bytes": 314572800,        // GPU memory a primary context needs
 //     "gpu_defaults": { <gpu fields> },          // merged under every GPU
-//     "gpus": [ { "name", "uuid", "bus_id": "0000:01:00.0", "pci_device_id": "0x268410DE",
+//     "gpus": [ { "name", "uuid", "vbios_version", "bus_id": "0000:01:00.0", "pci_device_id":
+//     "0x268410DE",
 //                 "pci_subsystem_id", "minor", "memory_total_bytes", "memory_used_bytes",
 //                 "cc_major", "cc_minor", "multiprocessors", "max_sm_clock_mhz",
 //                 "max_mem_clock_mhz", "architecture", "persistence_mode", "compute_mode",
@@ -160,6 +161,7 @@ struct Health {
 struct Gpu {
   std::string name;
   std::string uuid;                                        // "GPU-1b9a0c7e-..."
+  std::string vbios_version = "96.00.89.00.01";            // nvmlDeviceGetVbiosVersion
   std::string bus_id;                                      // "0000:01:00.0"
   uint32_t domain = 0, bus = 0, device = 0, function = 0;  // parsed from bus_id
   uint32_t pci_device_id = 0;                              // (device << 16) | vendor

@@ -1,0 +1,57 @@
+// What `gpudoctor serve` knows at one moment, as the sinks see it: the last
+// NVML sample, the last full check, the kernel-log counters and how each
+// probe went. The daemon (src/serve/daemon.cc) owns the live state and hands
+// the renderers (report/prometheus.h, serve/status_page.h) a consistent copy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "report/finding.h"
+#include "snapshot/snapshot.h"
+
+namespace gd {
+
+// The long-lived NVML sampler (src/serve/sampler.h).
+struct SampleState {
+  bool have_sample = false;  // false until the first good sample
+  NvmlInfo nvml;             // the last good sample (identity + health per GPU)
+  int64_t taken_unix_ms = 0;
+  double duration_ms = 0;  // how long the last good sample took
+  // The latest attempt failed, or the last good sample is older than two
+  // intervals: the values are served but marked stale.
+  bool stale = true;
+  std::string last_error;  // why the latest attempt failed ("" when it did not)
+  uint64_t attempts = 0;
+  uint64_t failures = 0;
+  uint64_t restarts = 0;  // sampler children started after the first
+};
+
+// The last full check (snapshot + report), run every --check-interval.
+struct CheckState {
+  std::shared_ptr<const Snapshot> snapshot;  // report.snapshot points into it
+  Report report;
+  int64_t finished_unix_ms = 0;
+  double duration_ms = 0;
+  uint64_t runs = 0;
+};
+
+struct ExporterView {
+  std::string hostname;
+  std::string version;  // GD_VERSION
+  int64_t now_unix_ms = 0;
+  int64_t started_unix_ms = 0;
+  double interval_s = 15;
+  double check_interval_s = 60;
+  SampleState sample;
+  std::shared_ptr<const CheckState> check;  // null until the first check finished
+  // Kernel-log events seen this boot, by (PCI bus id or "", Xid code).
+  std::map<std::pair<std::string, int>, uint64_t> xid_counts;
+  std::string kernel_log_source;  // "" when the log cannot be read
+  bool history_ok = true;         // the last history write succeeded (or history is off)
+};
+
+}  // namespace gd
