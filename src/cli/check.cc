@@ -63,6 +63,19 @@ void setup_check(CLI::App* app, CheckArgs* args) {
   app->add_flag("--slurm", args->slurm,
                 "Act as Slurm's HealthCheckProgram: drain this node on a failing verdict, resume "
                 "a node gpudoctor drained once it is healthy (docs/slurm.md)");
+  app->add_option("--slurm-drain-on", args->slurm_drain_on,
+                  "With --slurm: the least severity that drains the node, fail (default) or warn")
+      ->option_text("SEVERITY")
+      ->check(CLI::IsMember({"fail", "warn"}));
+  app->add_option("--slurm-node", args->slurm_node,
+                  "With --slurm: the Slurm node name (default $SLURMD_NODENAME, else the short "
+                  "host name)")
+      ->option_text("NAME");
+  app->add_option("--scontrol", args->slurm_scontrol,
+                  "With --slurm: the scontrol to run (default: found on $PATH)")
+      ->option_text("PATH");
+  app->add_flag("--slurm-dry-run", args->slurm_dry_run,
+                "With --slurm: read the node's state and say what would be done, change nothing");
   add_probe_options(app, &args->probe);
 }
 

@@ -41,6 +41,11 @@ struct CheckArgs {
   std::string config;             // --config FILE: health thresholds (docs/config.md)
   std::string format;             // --format text|json|npd ("" = text, or json with --json)
   bool slurm = false;             // --slurm: act as Slurm's HealthCheckProgram
+  // With --slurm (docs/slurm.md):
+  std::string slurm_drain_on = "fail";  // --slurm-drain-on fail|warn: least severity that drains
+  std::string slurm_node;      // --slurm-node NAME ("" = $SLURMD_NODENAME, else short hostname)
+  std::string slurm_scontrol;  // --scontrol PATH ("" = scontrol found on $PATH)
+  bool slurm_dry_run = false;  // --slurm-dry-run: say what would be done, change nothing
 };
 void setup_check(CLI::App* app, CheckArgs* args);
 int run_check(const CheckArgs& args);
@@ -124,15 +129,18 @@ struct HistoryArgs {
   std::string since;  // --since DURATION or date
   std::string gpu;    // --gpu BUS|INDEX|UUID
   bool json = false;
+  std::string now;  // --now TIME (hidden, tests only): answer as if it were then
 };
 void setup_history(CLI::App* app, HistoryArgs* args);
 int run_history(const HistoryArgs& args);
 
 struct LabelsArgs {
   ProbeOptions probe;
-  std::string from;     // --from SNAPSHOT
-  std::string nfd_dir;  // --nfd-dir DIR: write the NFD feature file there
-  std::string config;   // --config FILE
+  std::string from;               // --from SNAPSHOT
+  std::string nfd_dir;            // --nfd-dir DIR: write the NFD feature file there
+  std::string config;             // --config FILE
+  std::string log_window = "2h";  // --log-window, as for check
+  std::string expiry;             // --expiry DURATION: NFD drops the labels after it; "" never
 };
 void setup_labels(CLI::App* app, LabelsArgs* args);
 int run_labels(const LabelsArgs& args);
@@ -140,6 +148,8 @@ int run_labels(const LabelsArgs& args);
 struct DiffArgs {
   std::vector<std::string> snapshots;  // SNAPSHOT...
   bool json = false;
+  bool verbose = false;  // -v: also the fields every node agrees on
+  std::string config;    // --config FILE: thresholds for the checks run on each snapshot
 };
 void setup_diff(CLI::App* app, DiffArgs* args);
 int run_diff(const DiffArgs& args);

@@ -1,18 +1,22 @@
-// `gpudoctor __probe-nvml --lib PATH` and
+// `gpudoctor __probe-nvml --lib PATH`,
 // `gpudoctor __probe-cuda --lib PATH --cudart PATH --label user|clean`:
-// the probe children that call NVML and CUDA (src/probe/child.cc runs them).
+// the probe children that call NVML and CUDA (src/probe/child.cc runs them);
+// `gpudoctor __probe-nvml-sampler --lib PATH`: serve's long-lived NVML
+// sampler (src/probe/nvml_sampler.h, src/serve/sampler.cc runs it).
 #include <signal.h>
 #include <sys/prctl.h>
 
 #include <cstring>
 
 #include "cli/commands.h"
+#include "probe/nvml_sampler.h"
 
 namespace gd {
 
 bool is_probe_child(int argc, char** argv) {
   return argc >= 2 &&
-         (std::strcmp(argv[1], "__probe-nvml") == 0 || std::strcmp(argv[1], "__probe-cuda") == 0);
+         (std::strcmp(argv[1], "__probe-nvml") == 0 || std::strcmp(argv[1], "__probe-cuda") == 0 ||
+          std::strcmp(argv[1], "__probe-nvml-sampler") == 0);
 }
 
 int run_probe_child(int argc, char** argv) {
@@ -35,6 +39,7 @@ int run_probe_child(int argc, char** argv) {
     }
   }
   if (std::strcmp(argv[1], "__probe-nvml") == 0) return nvml_child_main(lib);
+  if (std::strcmp(argv[1], "__probe-nvml-sampler") == 0) return nvml_sampler_child_main(lib);
   return cuda_child_main(lib, cudart, label);
 }
 

@@ -1,13 +1,201 @@
-// Placeholder until `gpudoctor serve` lands.
+// gpudoctor serve: the exporter daemon (src/serve/daemon.h, docs/serve.md).
+// Parses and checks the flags, starts the daemon, prints the one
+// "listening on" line, and waits for SIGTERM or SIGINT to stop it cleanly.
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
 #include "cli/commands.h"
+#include "config/config.h"
+#include "history/store.h"
+#include "serve/daemon.h"
+#include "serve/http_listen.h"
+#include "serve/web_config.h"
+#include "snapshot/snapshot_json.h"
+#include "util/duration.h"
+
+extern char** environ;
 
 namespace gd {
+namespace {
 
-void setup_serve(CLI::App*, ServeArgs*) {}
+// A duration flag: positive, at least `min_s`.
+Result<double> duration_flag(const std::string& flag, const std::string& text, double min_s) {
+  auto d = parse_duration(text);
+  if (!d.ok()) return Error{flag + ": " + d.error()};
+  if (*d < min_s) {
+    char least[32];
+    std::snprintf(least, sizeof least, "%g", min_s);
+    return Error{flag + ": " + text + " is too short (at least " + least + " s)"};
+  }
+  return *d;
+}
 
-int run_serve(const ServeArgs&) {
-  print_error("serve is not built yet");
-  return kExitInternal;
+// Notes from the daemon's threads wait until the "listening on" line is
+// out, so that line is always the first one a script reads.
+class Notes {
+ public:
+  void log(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    } else {
+      pending_.push_back(line);
+    }
+  }
+  void open(const std::string& first_line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fprintf(stderr, "%s\n", first_line.c_str());
+    for (const auto& l : pending_) std::fprintf(stderr, "%s\n", l.c_str());
+    pending_.clear();
+    open_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  bool open_ = false;
+  std::vector<std::string> pending_;
+};
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace
+
+void setup_serve(CLI::App* app, ServeArgs* args) {
+  app->description(
+      "Export GPU health to Prometheus (/metrics), serve the last report (/report.json), a "
+      "liveness check (/healthz) and a status page (/), and keep a history of reports and "
+      "kernel events. One long-lived child samples NVML every --interval; the full check runs "
+      "every --check-interval. Read-only; loopback unless --listen says otherwise. Stops "
+      "cleanly on SIGTERM or SIGINT (docs/serve.md).");
+  app->add_option("--listen", args->listen,
+                  "Address to serve on: HOST:PORT, [IPv6]:PORT, or :PORT for every interface "
+                  "(default 127.0.0.1:9835; port 0 picks a free one)")
+      ->option_text("HOST:PORT");
+  app->add_option("--interval", args->interval, "NVML sampling period (default 15s)")
+      ->option_text("DURATION");
+  app->add_option("--check-interval", args->check_interval,
+                  "Period of the full check (default 60s)")
+      ->option_text("DURATION");
+  app->add_option("--history", args->history,
+                  "History database (SQLite; default " + default_history_path() + ")")
+      ->option_text("FILE");
+  app->add_flag("--no-history", args->no_history, "Keep no history");
+  app->add_option("--retention", args->retention, "Drop history older than this (default 30d)")
+      ->option_text("DURATION");
+  app->add_option("--web-config", args->web_config,
+                  "TLS and basic auth, in Prometheus' exporter web-config YAML form")
+      ->option_text("FILE");
+  app->add_option("--config", args->config,
+                  "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
+                  "built-in")
+      ->option_text("FILE");
+  app->add_option("--log-window", args->log_window,
+                  "Kernel-log events older than this no longer fail the node (default 2h)")
+      ->option_text("DURATION");
+  app->add_option("--from", args->from,
+                  "Serve a snapshot recorded by `gpudoctor snapshot` instead of this machine "
+                  "(demo and test mode: no NVML child, no kernel-log follower)")
+      ->option_text("SNAPSHOT");
+  add_probe_options(app, &args->probe);
+}
+
+int run_serve(const ServeArgs& args) {
+  DaemonOptions opt;
+  auto addr = parse_listen_address(args.listen);
+  if (!addr.ok()) {
+    print_error("--listen: " + addr.error());
+    return kExitUsage;
+  }
+  bool tls = false;
+  if (!args.web_config.empty()) {
+    auto wc = load_web_config(args.web_config);
+    if (!wc.ok()) {
+      print_error(wc.error());
+      return kExitUsage;
+    }
+    tls = wc->tls;
+  }
+  auto interval = duration_flag("--interval", args.interval, 0.1);
+  auto check_interval = duration_flag("--check-interval", args.check_interval, 0.1);
+  auto retention = duration_flag("--retention", args.retention, 60);
+  auto window = duration_flag("--log-window", args.log_window, 0.001);
+  for (const auto* d : {&interval, &check_interval, &retention, &window}) {
+    if (!d->ok()) {
+      print_error(d->error());
+      return kExitUsage;
+    }
+  }
+  auto config = load_config(config_path(args.config, std::getenv("GPUDOCTOR_CONFIG")));
+  if (!config.ok()) {
+    print_error(config.error());
+    return kExitUsage;
+  }
+  opt.config = std::move(*config);
+  opt.config.kernel_log_window_s = *window;
+  if (args.no_history && !args.history.empty()) {
+    print_error("--history and --no-history exclude each other");
+    return kExitUsage;
+  }
+  if (!args.from.empty()) {
+    auto snap = snapshot_from_file(args.from);
+    if (!snap.ok()) {
+      print_error(snap.error());
+      return kExitInternal;
+    }
+    opt.from = std::make_shared<const Snapshot>(std::move(*snap));
+  }
+  // A recorded machine goes into a history only when one is named: the
+  // default database is this machine's.
+  if (!args.no_history) {
+    opt.history_path = !args.history.empty() ? args.history
+                       : opt.from            ? ""
+                                             : default_history_path();
+  }
+  opt.http.listen = args.listen;
+  opt.http.web_config = args.web_config;
+  opt.interval_s = *interval;
+  opt.check_interval_s = *check_interval;
+  opt.retention_s = *retention;
+  opt.probe = args.probe;
+  opt.probe.self_exe = self_exe_path();
+  opt.env = current_environment();
+  Notes notes;
+  opt.log = [&notes](const std::string& line) { notes.log(line); };
+
+  // Signals: SIGTERM/SIGINT are taken by sigwait() below, so every thread
+  // (started after this) blocks them; a client that goes away mid-answer
+  // must not kill us with SIGPIPE.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto daemon = Daemon::start(std::move(opt));
+  if (!daemon.ok()) {
+    print_error(daemon.error());
+    return kExitInternal;
+  }
+  notes.open(std::string("gpudoctor serve: listening on ") + (tls ? "https://" : "http://") +
+             url_host_port(addr->host, (*daemon)->port()));
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  if (!(*daemon)->stop(std::chrono::milliseconds(3000))) {
+    // The check is inside a probe waiting for its deadline; its children die
+    // with us (PR_SET_PDEATHSIG). Nothing else is left to finish.
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
+  return 0;
 }
 
 }  // namespace gd

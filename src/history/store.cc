@@ -1,12 +1,378 @@
-// Placeholder until the history store lands.
 #include "history/store.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "history/db.h"
+#include "kernlog/line.h"
 
 namespace gd {
 
-std::string default_history_path() { return ""; }
+namespace {
 
-Result<std::unique_ptr<HistoryStore>> open_history(const std::string&, bool) {
-  return Error{"the history store is not built yet"};
+using history::Db;
+using history::Stmt;
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+// A kernel-log time as printed, on the clock it was printed in: seconds
+// since boot ("[   12.345678]") or unix seconds ("Dec  2 10:00:01",
+// "2026-12-02T10:00:01+00:00", "[Wed Dec  2 10:00:01 2026]").
+struct StampTime {
+  bool boot = false;
+  double s = 0;
+};
+
+std::optional<StampTime> stamp_time(const std::string& stamp, int year) {
+  if (stamp.empty()) return std::nullopt;
+  std::string line = stamp + " x";
+  LogLine l = parse_log_line(line, year);
+  if (l.boot_s) return StampTime{true, *l.boot_s};
+  if (l.unix_s) return StampTime{false, static_cast<double>(*l.unix_s)};
+  return std::nullopt;
+}
+
+int year_of(int64_t unix_ms) {
+  time_t t = static_cast<time_t>(unix_ms / 1000);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  return tm.tm_year + 1900;
+}
+
+// Wall-clock times of an event's first and last occurrence, in unix ms.
+// The last is "now" less its age; the first is the last less the distance
+// between the two stamps when they are on one clock, else the last.
+std::pair<int64_t, int64_t> event_times(int64_t unix_ms, const KernelEvent& e) {
+  int64_t last = unix_ms;
+  if (e.age_s && std::isfinite(*e.age_s) && *e.age_s >= 0 && *e.age_s < 1e10) {
+    last = unix_ms - std::llround(*e.age_s * 1000);
+  }
+  int64_t first = last;
+  if (e.first != e.last) {
+    int year = year_of(unix_ms);
+    auto f = stamp_time(e.first, year);
+    auto l = stamp_time(e.last, year);
+    if (f && l && f->boot == l->boot && l->s >= f->s && l->s - f->s < 1e10) {
+      first = last - std::llround((l->s - f->s) * 1000);
+    }
+  }
+  return {first, last};
+}
+
+// True when a run stored with last stamp `stored_last` and a read whose
+// first stamp is `first` overlap: the read is the same run seen again with
+// its oldest lines gone from the kernel's ring buffer (or a window).
+bool continues(const std::string& stored_last, const std::string& first, int year) {
+  auto l = stamp_time(stored_last, year);
+  auto f = stamp_time(first, year);
+  return l && f && l->boot == f->boot && f->s <= l->s;
+}
+
+bool worth_storing(Severity s) {
+  return s == Severity::kInfo || s == Severity::kWarn || s == Severity::kFail;
+}
+
+std::string join(const std::vector<std::string>& v, char sep) {
+  std::string out;
+  for (const std::string& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+// What a report says, for "same as the previous one".
+std::string signature(const Report& r) {
+  std::vector<std::string> parts;
+  for (const Finding& f : r.findings) {
+    if (worth_storing(f.severity)) {
+      parts.push_back(f.id + '|' + severity_name(f.severity) + '|' + join(f.gpus, ','));
+    }
+  }
+  std::sort(parts.begin(), parts.end());
+  return std::string(severity_name(r.verdict)) + '\n' + join(parts, '\n');
+}
+
+// One transaction: BEGIN IMMEDIATE (the write lock up front, so it cannot
+// fail halfway with "database is locked"), rolled back unless committed.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) {}
+  ~Transaction() {
+    if (open_) history::exec(db_, "ROLLBACK");
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  Result<bool> begin() {
+    auto r = history::exec(db_, "BEGIN IMMEDIATE");
+    open_ = r.ok();
+    return r;
+  }
+  Result<bool> commit() {
+    auto r = history::exec(db_, "COMMIT");
+    if (r.ok()) open_ = false;
+    return r;
+  }
+
+ private:
+  sqlite3* db_;
+  bool open_ = false;
+};
+
+constexpr const char* kInsertReport =
+    "INSERT INTO reports (time_ms, verdict, findings, report_json) VALUES (?1, ?2, ?3, ?4)";
+constexpr const char* kInsertFinding =
+    "INSERT INTO findings (report_id, time_ms, id, severity, gpus, summary) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* kFindEvent =
+    "SELECT id, count, last_stamp, last_seen_ms FROM events WHERE boot = ?1 AND kind = ?2 "
+    "AND type = ?3 AND code = ?4 AND gpu = ?5 AND first_stamp = ?6";
+constexpr const char* kLatestRun =
+    "SELECT id, count, last_stamp, last_seen_ms FROM events WHERE boot = ?1 AND kind = ?2 "
+    "AND type = ?3 AND code = ?4 AND gpu = ?5 ORDER BY last_seen_ms DESC, id DESC LIMIT 1";
+constexpr const char* kUpdateEvent =
+    "UPDATE events SET last_stamp = ?2, last_seen_ms = ?3, count = ?4, line = ?5, message = ?6, "
+    "updated_ms = ?7 WHERE id = ?1";
+constexpr const char* kInsertEvent =
+    "INSERT INTO events (boot, kind, type, code, gpu, message, line, first_stamp, last_stamp, "
+    "first_seen_ms, last_seen_ms, count, stored_ms, updated_ms) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)";
+
+class SqliteStore final : public HistoryStore {
+ public:
+  SqliteStore(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
+
+  Result<bool> prepare() {
+    struct {
+      Stmt* stmt;
+      const char* sql;
+    } const all[] = {{&insert_report_, kInsertReport}, {&insert_finding_, kInsertFinding},
+                     {&find_event_, kFindEvent},       {&latest_run_, kLatestRun},
+                     {&update_event_, kUpdateEvent},   {&insert_event_, kInsertEvent}};
+    for (const auto& s : all) {
+      auto p = Stmt::prepare(db_.get(), s.sql);
+      if (!p.ok()) return Error{path_ + ": " + p.error()};
+      *s.stmt = std::move(*p);
+    }
+    boot_id_ = read_boot_id();
+    return true;
+  }
+
+  Result<bool> add_report(int64_t unix_ms, const Report& r, std::string_view report_json) override {
+    std::lock_guard lock(mu_);
+    std::string sig = signature(r);
+    bool with_json = !report_json.empty() &&
+                     (sig != last_signature_ || !last_json_ms_ || unix_ms < *last_json_ms_ ||
+                      unix_ms - *last_json_ms_ >= kReportJsonEveryMs);
+    Transaction tx(db_.get());
+    if (auto b = tx.begin(); !b.ok()) return fail(b.error());
+    int stored = 0;
+    for (const Finding& f : r.findings) stored += worth_storing(f.severity) ? 1 : 0;
+    Stmt& ins = insert_report_;
+    ins.reset();
+    ins.bind_int(1, unix_ms);
+    ins.bind_text(2, severity_name(r.verdict));
+    ins.bind_int(3, stored);
+    if (with_json) {
+      ins.bind_text(4, report_json);
+    } else {
+      ins.bind_null(4);
+    }
+    if (auto s = history::step_done(db_.get(), ins); !s.ok()) return fail(s.error());
+    int64_t report_id = sqlite3_last_insert_rowid(db_.get());
+    for (const Finding& f : r.findings) {
+      if (!worth_storing(f.severity)) continue;
+      Stmt& fi = insert_finding_;
+      fi.reset();
+      fi.bind_int(1, report_id);
+      fi.bind_int(2, unix_ms);
+      fi.bind_text(3, f.id);
+      fi.bind_text(4, severity_name(f.severity));
+      fi.bind_text(5, join(f.gpus, ','));
+      fi.bind_text(6, f.summary);
+      if (auto s = history::step_done(db_.get(), fi); !s.ok()) return fail(s.error());
+    }
+    if (auto c = tx.commit(); !c.ok()) return fail(c.error());
+    last_signature_ = std::move(sig);
+    if (with_json) last_json_ms_ = unix_ms;
+    return true;
+  }
+
+  Result<int> add_events(int64_t unix_ms, const std::vector<KernelEvent>& events) override {
+    return add_boot_events(unix_ms, boot_id_, events);
+  }
+
+  Result<int> add_boot_events(int64_t unix_ms, std::string_view boot,
+                              const std::vector<KernelEvent>& events) override {
+    std::lock_guard lock(mu_);
+    if (events.empty()) return 0;
+    int year = year_of(unix_ms);
+    Transaction tx(db_.get());
+    if (auto b = tx.begin(); !b.ok()) return fail(b.error());
+    int fresh = 0;
+    for (const KernelEvent& e : events) {
+      auto [first_ms, last_ms] = event_times(unix_ms, e);
+      auto stored = find_run(boot, e, year);
+      if (!stored.ok()) return fail(stored.error());
+      if (*stored) {
+        const StoredRun& run = **stored;
+        // The same last occurrence read again keeps its time: only ages
+        // computed afresh would make it wander by milliseconds.
+        int64_t seen = run.last_seen_ms;
+        if (run.last_stamp != e.last || e.count > run.count) seen = std::max(seen, last_ms);
+        Stmt& u = update_event_;
+        u.reset();
+        u.bind_int(1, run.id);
+        u.bind_text(2, e.last);
+        u.bind_int(3, seen);
+        u.bind_int(4, std::max<int64_t>(run.count, e.count));
+        u.bind_text(5, e.line);
+        u.bind_text(6, e.message);
+        u.bind_int(7, unix_ms);
+        if (auto s = history::step_done(db_.get(), u); !s.ok()) return fail(s.error());
+        continue;
+      }
+      Stmt& ins = insert_event_;
+      bind_key(ins, boot, e);
+      ins.bind_text(6, e.message);
+      ins.bind_text(7, e.line);
+      ins.bind_text(8, e.first);
+      ins.bind_text(9, e.last);
+      ins.bind_int(10, first_ms);
+      ins.bind_int(11, last_ms);
+      ins.bind_int(12, std::max(e.count, 1));
+      ins.bind_int(13, unix_ms);
+      if (auto s = history::step_done(db_.get(), ins); !s.ok()) return fail(s.error());
+      ++fresh;
+    }
+    if (auto c = tx.commit(); !c.ok()) return fail(c.error());
+    return fresh;
+  }
+
+  Result<int> prune(int64_t cutoff_unix_ms) override {
+    std::lock_guard lock(mu_);
+    int removed = 0;
+    {
+      Transaction tx(db_.get());
+      if (auto b = tx.begin(); !b.ok()) return fail(b.error());
+      // findings first and by time (their index), whatever foreign_keys says.
+      const char* kDeletes[] = {"DELETE FROM findings WHERE time_ms < ?1",
+                                "DELETE FROM reports WHERE time_ms < ?1",
+                                "DELETE FROM events WHERE last_seen_ms < ?1"};
+      for (size_t i = 0; i < std::size(kDeletes); ++i) {
+        auto s = Stmt::prepare(db_.get(), kDeletes[i]);
+        if (!s.ok()) return fail(s.error());
+        s->bind_int(1, cutoff_unix_ms);
+        if (auto d = history::step_done(db_.get(), *s); !d.ok()) {
+          return fail(d.error());
+        }
+        if (i > 0) removed += sqlite3_changes(db_.get());
+      }
+      if (auto c = tx.commit(); !c.ok()) return fail(c.error());
+    }
+    // Hands the freed pages back to the file system (auto_vacuum is
+    // INCREMENTAL); a failure here loses nothing.
+    if (removed > 0) history::exec(db_.get(), "PRAGMA incremental_vacuum");
+    return removed;
+  }
+
+ private:
+  struct StoredRun {
+    int64_t id = 0;
+    int64_t count = 0;
+    std::string last_stamp;
+    int64_t last_seen_ms = 0;
+  };
+
+  static void bind_key(Stmt& s, std::string_view boot, const KernelEvent& e) {
+    s.reset();
+    s.bind_text(1, boot);
+    s.bind_text(2, e.kind);
+    s.bind_text(3, e.type);
+    s.bind_int(4, e.code);
+    s.bind_text(5, e.gpu);
+  }
+
+  // The stored run an event belongs to: the row with its first occurrence,
+  // else the latest run it continues; nullopt: a new run.
+  Result<std::optional<StoredRun>> find_run(std::string_view boot, const KernelEvent& e, int year) {
+    for (Stmt* s : {&find_event_, &latest_run_}) {
+      bind_key(*s, boot, e);
+      if (s == &find_event_) s->bind_text(6, e.first);
+      int rc = s->step();
+      std::optional<StoredRun> run;
+      if (rc == SQLITE_ROW) run = StoredRun{s->int64(0), s->int64(1), s->text(2), s->int64(3)};
+      // Reset at once: a statement left open would pin a read snapshot
+      // and keep checkpoints from finishing.
+      s->reset();
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE) return Error{db_.errmsg()};
+      if (!run) continue;
+      if (s == &latest_run_ && !continues(run->last_stamp, e.first, year))
+        return std::optional<StoredRun>();
+      return run;
+    }
+    return std::optional<StoredRun>();
+  }
+
+  Error fail(const std::string& why) const { return Error{path_ + ": " + why}; }
+
+  std::mutex mu_;  // serve's sampling and check threads may both write
+  std::string path_;
+  Db db_;
+  Stmt insert_report_, insert_finding_, find_event_, latest_run_, update_event_, insert_event_;
+  std::string boot_id_;
+  std::string last_signature_;
+  std::optional<int64_t> last_json_ms_;
+};
+
+}  // namespace
+
+std::string default_history_path() {
+  if (geteuid() == 0) return "/var/lib/gpudoctor/history.db";
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  if (xdg && xdg[0] == '/') return std::string(xdg) + "/gpudoctor/history.db";
+  std::string home;
+  if (const char* h = std::getenv("HOME"); h && h[0] == '/') {
+    home = h;
+  } else if (const struct passwd* pw = getpwuid(geteuid()); pw && pw->pw_dir) {
+    home = pw->pw_dir;
+  }
+  if (home.empty()) return "";
+  return home + "/.local/state/gpudoctor/history.db";
+}
+
+std::string read_boot_id(const std::string& root) {
+  std::string base = root.empty() || root == "/" ? "" : root;
+  std::string id = first_line(base + "/proc/sys/kernel/random/boot_id");
+  if (!id.empty()) return id;
+  std::ifstream stat(base + "/proc/stat");
+  std::string line;
+  while (std::getline(stat, line)) {
+    if (line.rfind("btime ", 0) == 0) return "btime:" + line.substr(6);
+  }
+  return "";
+}
+
+Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create) {
+  auto db = history::open_db(path, create ? history::OpenMode::kCreate : history::OpenMode::kWrite);
+  if (!db.ok()) return Error{db.error()};
+  auto store = std::make_unique<SqliteStore>(path, std::move(*db));
+  if (auto p = store->prepare(); !p.ok()) return Error{p.error()};
+  return std::unique_ptr<HistoryStore>(std::move(store));
 }
 
 }  // namespace gd

@@ -1,7 +1,9 @@
-// The history: an SQLite database (WAL) of check reports and decoded kernel
-// events, with retention. `gpudoctor serve` writes it; `gpudoctor history`
-// reads it. Every write is one transaction, so a kill -9 at any moment
-// loses nothing committed and leaves a readable database (docs/history.md).
+// The history: an SQLite database (WAL) of check reports and decoded
+// kernel events, with retention. `gpudoctor serve` writes it; `gpudoctor
+// history` reads it (history/reader.h). Every write is one transaction,
+// committed with the WAL fsynced (synchronous=FULL), so a kill -9 at any
+// moment loses nothing committed and leaves a readable database; so does a
+// power loss (docs/history.md).
 #pragma once
 
 #include <cstdint>
@@ -21,18 +23,39 @@ namespace gd {
 // history.db, else ~/.local/state/gpudoctor/history.db.
 std::string default_history_path();
 
+// The kernel's id of the running boot (/proc/sys/kernel/random/boot_id
+// under root), which keeps events of different boots apart: their kernel
+// log times all restart at 0. Falls back to "btime:<unix s>" from
+// /proc/stat, then "".
+std::string read_boot_id(const std::string& root = "/");
+
+// A report's JSON is stored again after this long even when nothing
+// changed (ms), so the GPUs' identities stay at hand; in between, reports
+// that say the same as the previous one keep only their verdict and
+// findings.
+inline constexpr int64_t kReportJsonEveryMs = 3600 * 1000;
+
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
-  // One report: its verdict, each finding (id, severity, GPUs, summary) and
-  // the report JSON, at unix_ms.
+  // One report: its verdict, each finding that says something (info, warn,
+  // fail: id, severity, GPUs, summary) and the report JSON, at unix_ms.
   virtual Result<bool> add_report(int64_t unix_ms, const Report& r,
                                   std::string_view report_json) = 0;
-  // Kernel events as decoded (kernlog). An event already stored (same boot,
-  // kind, code, GPU, first occurrence) is updated, not duplicated. Returns
-  // how many rows were new.
+  // Kernel events as decoded (kernlog), of this boot (read_boot_id() at
+  // open). Pass the events folded over the whole log, as the snapshot's
+  // kernel_log.events are, not a --since window. An event already stored
+  // (same boot, kind, type, code, GPU, first occurrence) is updated, not
+  // duplicated; one whose first occurrence moved later within the last
+  // stored run (the kernel's ring buffer wrapped) continues that run.
+  // Wall times come from unix_ms and each event's age_s. Returns how many
+  // rows were new.
   virtual Result<int> add_events(int64_t unix_ms, const std::vector<KernelEvent>& events) = 0;
-  // Drops reports and events older than cutoff_unix_ms; returns rows removed.
+  // The same for the events of a given boot (tests, recorded logs).
+  virtual Result<int> add_boot_events(int64_t unix_ms, std::string_view boot,
+                                      const std::vector<KernelEvent>& events) = 0;
+  // Drops reports (with their findings) older than cutoff_unix_ms, and
+  // events last seen before it; returns rows removed (reports + events).
   virtual Result<int> prune(int64_t cutoff_unix_ms) = 0;
 };
 

@@ -9,6 +9,7 @@
 
 #include "probe/hw_common.h"
 #include "probe/nvml_api.h"
+#include "probe/nvml_sampler.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot_json.h"
 
@@ -73,18 +74,6 @@ void read_strings(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::s
   if (rc == kSuccess) {
     g->pci_bus_id.value = normalize_bus_id(buffer_string(pci.busId, sizeof pci.busId));
     g->pci_device_id.value = pci.pciDeviceId;
-  }
-}
-
-void read_memory(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
-                 NvmlGpu* g) {
-  Memory m{};
-  int rc = ask(out, a.memory, at, [&](auto f) { return f(dev, &m); });
-  g->memory_total_bytes.rc = g->memory_used_bytes.rc = g->memory_free_bytes.rc = rc;
-  if (rc == kSuccess) {
-    g->memory_total_bytes.value = m.total;
-    g->memory_used_bytes.value = m.used;
-    g->memory_free_bytes.value = m.free;
   }
 }
 
@@ -169,19 +158,35 @@ void read_fabric_and_mig(const Api& a, ChildOutput& out, nvmlDevice_t dev, const
   g->mig_instance_count.value = found;
 }
 
-// Identity, modes and processes of one GPU; its handle (nullptr if none).
-nvmlDevice_t read_gpu(const Api& a, ChildOutput& out, unsigned index, NvmlGpu* g) {
-  g->index = index;
-  std::string at = " (GPU " + std::to_string(index) + ")";
-  nvmlDevice_t dev = nullptr;
-  g->handle_rc = ask(out, a.handle, at, [&](auto f) { return f(index, &dev); });
-  if (g->handle_rc != kSuccess) return nullptr;
-  read_strings(a, out, dev, at, g);
-  read_memory(a, out, dev, at, g);
-  read_modes(a, out, dev, at, g);
-  read_processes(a, out, dev, at, g);
-  read_fabric_and_mig(a, out, dev, at, g);
-  return dev;
+}  // namespace
+
+bool open_nvml(ChildOutput& out, NvmlInfo* info, Api* a) {
+  LoadedLibrary lib = load_library(info->library_requested);
+  if (lib.handle == nullptr) {
+    info->dlopen_error = lib.error;
+    return false;
+  }
+  info->library_loaded = lib.path;
+  *a = resolve_api(lib.handle);
+  if (a->init.fn == nullptr) {
+    info->dlopen_error = lib.path + " exports neither nvmlInit_v2 nor nvmlInit";
+    return false;
+  }
+  info->init_symbol = a->init.name;
+  info->init_rc = ask(out, a->init, "", [](auto f) { return f(); });
+  return info->init_rc == kSuccess;
+}
+
+void read_memory(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
+                 NvmlGpu* g) {
+  Memory m{};
+  int rc = ask(out, a.memory, at, [&](auto f) { return f(dev, &m); });
+  g->memory_total_bytes.rc = g->memory_used_bytes.rc = g->memory_free_bytes.rc = rc;
+  if (rc == kSuccess) {
+    g->memory_total_bytes.value = m.total;
+    g->memory_used_bytes.value = m.used;
+    g->memory_free_bytes.value = m.free;
+  }
 }
 
 void read_system(const Api& a, ChildOutput& out, NvmlInfo* info) {
@@ -198,6 +203,23 @@ void read_system(const Api& a, ChildOutput& out, NvmlInfo* info) {
   info->device_count.rc = ask(out, a.count, "", [&](auto f) { return f(&n); });
   if (info->device_count.ok()) info->device_count.value = n;
 }
+
+// Identity, modes and processes of one GPU; its handle (nullptr if none).
+nvmlDevice_t read_gpu(const Api& a, ChildOutput& out, unsigned index, NvmlGpu* g) {
+  g->index = index;
+  std::string at = " (GPU " + std::to_string(index) + ")";
+  nvmlDevice_t dev = nullptr;
+  g->handle_rc = ask(out, a.handle, at, [&](auto f) { return f(index, &dev); });
+  if (g->handle_rc != kSuccess) return nullptr;
+  read_strings(a, out, dev, at, g);
+  read_memory(a, out, dev, at, g);
+  read_modes(a, out, dev, at, g);
+  read_processes(a, out, dev, at, g);
+  read_fabric_and_mig(a, out, dev, at, g);
+  return dev;
+}
+
+namespace {
 
 // Each checkpoint repeats everything read so far, so their total grows
 // with the square of the GPU count, while the parent keeps only the first
@@ -224,20 +246,8 @@ class GpuCheckpoints {
 };
 
 void run_nvml(ChildOutput& out, NvmlInfo* info) {
-  LoadedLibrary lib = load_library(info->library_requested);
-  if (lib.handle == nullptr) {
-    info->dlopen_error = lib.error;
-    return;
-  }
-  info->library_loaded = lib.path;
-  Api a = resolve_api(lib.handle);
-  if (a.init.fn == nullptr) {
-    info->dlopen_error = lib.path + " exports neither nvmlInit_v2 nor nvmlInit";
-    return;
-  }
-  info->init_symbol = a.init.name;
-  info->init_rc = ask(out, a.init, "", [](auto f) { return f(); });
-  if (info->init_rc != kSuccess) return;
+  Api a;
+  if (!open_nvml(out, info, &a)) return;
   out.checkpoint(nvml_info_to_json(*info));
   read_system(a, out, info);
   out.checkpoint(nvml_info_to_json(*info));

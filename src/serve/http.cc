@@ -1,11 +1,415 @@
-// Placeholder until the HTTP server lands.
+// The exporter's HTTP server over cpp-httplib 0.11 (Debian's compiled
+// libcpp-httplib, OpenSSL on).
+//
+// httplib serves each connection (and its keep-alive requests) on one task
+// of its task queue, and its read timeout is per read: a client that sends a
+// byte every second holds its thread for as long as it likes (slowloris).
+// So, on top of the library's timeouts and limits:
+//  - an elastic pool (WorkerPool) grows a thread per connection up to
+//    max_threads, so a few slow clients never queue the others;
+//  - a watchdog, awake only while a connection is open, looks at the
+//    connections to our port every 100 ms (http_conns.h) and shuts down
+//    one that has received more than kMaxConnectionBytes (httplib keeps
+//    every header line it reads, with no limit on their number: a client
+//    streaming headers would grow the heap without bound), and, when more
+//    than half the pool is taken, those open longer than
+//    connection_deadline_ms;
+//  - all routing happens in the pre-routing handler on an exact-path map
+//    (no std::regex per request), after the method, header-size and
+//    basic-auth checks.
 #include "serve/http.h"
 
-namespace gd {
+#include <httplib.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
 
-Result<std::unique_ptr<HttpServer>> start_http_server(const HttpOptions&,
-                                                      std::map<std::string, HttpHandler>) {
-  return Error{"the HTTP server is not built yet"};
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "serve/http_conns.h"
+#include "serve/http_listen.h"
+#include "serve/web_config.h"
+
+namespace gd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kAllow[] = "GET, HEAD";
+constexpr char kTextPlain[] = "text/plain; charset=utf-8";
+// httplib caps each line (request line 8 KiB -> 414, header line 8 KiB ->
+// 400) but not their number; a request's headers together stay under these.
+constexpr size_t kMaxHeaderBytes = 16 * 1024;
+constexpr size_t kMaxHeaderCount = 100;
+// Bytes one connection may send us in all: 100 keep-alive requests of a few
+// KiB each fit; a header flood is cut within the watchdog's period.
+constexpr uint64_t kMaxConnectionBytes = 1024 * 1024;
+constexpr auto kWatchPeriod = std::chrono::milliseconds(100);
+
+// ---------------------------------------------------------------------------
+// Worker pool
+
+// What the watchdog and stop() need to see of the pool; outlives the pool
+// itself, which httplib deletes when its accept loop ends.
+struct PoolLoad {
+  std::atomic<size_t> busy{0};  // threads serving a connection now
+  size_t max_threads = 0;
+  // The watchdog sleeps on `cv` until a connection starts or stop is set.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+};
+
+class WorkerPool : public httplib::TaskQueue {
+ public:
+  WorkerPool(std::shared_ptr<PoolLoad> load) : load_(std::move(load)) {}
+  ~WorkerPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(fn));
+    if (jobs_.size() > idle_ && threads_.size() < load_->max_threads) {
+      threads_.emplace_back([this] { work(); });
+    } else {
+      cv_.notify_one();
+    }
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (shutdown_) return;
+      shutdown_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  void work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ++idle_;
+      cv_.wait(lock, [&] { return shutdown_ || !jobs_.empty(); });
+      --idle_;
+      if (jobs_.empty()) return;  // shutting down and nothing left
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      if (load_->busy++ == 0) {
+        // Wake the watchdog (taking the mutex after the change, so a
+        // watchdog about to wait cannot miss it).
+        std::lock_guard<std::mutex> wl(load_->mu);
+        load_->cv.notify_all();
+      }
+      fn();
+      --load_->busy;
+      lock.lock();
+    }
+  }
+
+  std::shared_ptr<PoolLoad> load_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;  // only grows (to max_threads); joined at shutdown
+  size_t idle_ = 0;
+  bool shutdown_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// The server
+
+bool is_get_or_head(const std::string& m) { return m == "GET" || m == "HEAD"; }
+
+size_t header_bytes(const httplib::Headers& h) {
+  size_t n = 0;
+  for (const auto& [k, v] : h) n += k.size() + v.size() + 4;  // ": " and CRLF
+  return n;
+}
+
+class Server final : public HttpServer {
+ public:
+  ~Server() override { stop(); }
+  int port() const override { return port_; }
+
+  void stop() override {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    if (!svr_) return;
+    svr_->stop();  // closes the listening socket; the accept loop ends
+    {
+      std::lock_guard<std::mutex> wl(load_->mu);
+      load_->stop = true;
+    }
+    load_->cv.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+    // Workers in the middle of a slow client would hold the join below for
+    // as long as that client trickles: hang up on every open connection.
+    for (int i = 0; i < 50 && listener_.joinable(); ++i) {
+      for (const TcpConn& c : connections_on(port_)) cut_connection(c);
+      if (load_->busy == 0 && !svr_->is_running()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (listener_.joinable()) listener_.join();
+  }
+
+  Result<bool> start(const HttpOptions& opt, std::map<std::string, HttpHandler> routes);
+
+ private:
+  void setup_routes(std::map<std::string, HttpHandler> routes);
+  void watch();
+
+  std::unique_ptr<httplib::Server> svr_;
+  std::shared_ptr<PoolLoad> load_ = std::make_shared<PoolLoad>();
+  std::unique_ptr<BasicAuth> auth_;
+  std::map<std::string, HttpHandler> routes_;
+  std::string not_found_;
+  int port_ = 0;
+  int64_t deadline_ms_ = 0;
+  std::thread listener_;
+  std::thread watchdog_;
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+};
+
+std::unique_ptr<httplib::Server> make_tls_server(const TlsServerConfig& tls, std::string* err);
+
+void Server::setup_routes(std::map<std::string, HttpHandler> routes) {
+  routes_ = std::move(routes);
+  not_found_ = "not found; this exporter serves";
+  for (const auto& [path, h] : routes_) not_found_ += " " + path;
+  not_found_ += "\n";
+
+  using HR = httplib::Server::HandlerResponse;
+  svr_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!is_get_or_head(req.method)) {
+      res.status = 405;
+      res.set_header("Allow", kAllow);
+      // A body we did not read may follow: this connection is done.
+      res.set_header("Connection", "close");
+      res.set_content("method not allowed: this exporter is read-only (GET, HEAD)\n", kTextPlain);
+      return HR::Handled;
+    }
+    if (header_bytes(req.headers) > kMaxHeaderBytes || req.headers.size() > kMaxHeaderCount) {
+      res.status = 431;
+      res.set_header("Connection", "close");
+      res.set_content("request header fields too large\n", kTextPlain);
+      return HR::Handled;
+    }
+    if (auth_ && !auth_->allowed(req.get_header_value("Authorization"))) {
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Basic realm=\"gpudoctor\", charset=\"UTF-8\"");
+      res.set_content("unauthorized\n", kTextPlain);
+      return HR::Handled;
+    }
+    auto it = routes_.find(req.path);
+    if (it == routes_.end()) {
+      res.status = 404;
+      res.set_content(not_found_, kTextPlain);
+      return HR::Handled;
+    }
+    HttpResponse r = it->second();
+    res.status = r.status;
+    if (r.content_type.rfind("text/html", 0) == 0) {
+      // The page has no script and no external asset; say so to the browser
+      // too, so that an escaping slip could not load or run anything.
+      res.set_header("Content-Security-Policy",
+                     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    }
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(std::move(r.body), r.content_type.c_str());
+    return HR::Handled;
+  });
+
+  // The library's own errors (400 for a request line it cannot parse, 414 for
+  // an overlong URI) come without a body: give them one line.
+  svr_->set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+        // After a request we could not parse, what follows on the connection
+        // cannot be trusted to start a request: close it.
+        const bool unparsed =
+            res.status == 400 || res.status == 413 || res.status == 414 || res.status == 431;
+        if (unparsed && !res.has_header("Connection")) res.set_header("Connection", "close");
+        if (!res.body.empty()) return HR::Unhandled;
+        const char* what = res.status == 414   ? "request URI too long"
+                           : res.status == 431 ? "request header fields too large"
+                           : res.status == 413 ? "request body too large"
+                           : res.status == 400 ? "bad request"
+                                               : "error";
+        res.set_content(std::string(what) + "\n", kTextPlain);
+        return HR::Handled;
+      }));
+  svr_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content("internal error\n", kTextPlain);
+      });
+}
+
+void Server::watch() {
+  std::map<TcpConn, Clock::time_point> seen;  // connection -> when first seen
+  const auto deadline = std::chrono::milliseconds(deadline_ms_);
+  std::unique_lock<std::mutex> lock(load_->mu);
+  for (;;) {
+    load_->cv.wait(lock, [&] { return load_->stop || load_->busy > 0; });
+    if (load_->stop) return;
+    lock.unlock();
+    const auto now = Clock::now();
+    std::map<TcpConn, Clock::time_point> next;
+    const bool pressure = load_->busy * 2 >= load_->max_threads;
+    bool flooded = false;
+    for (const TcpConn& c : connections_on(port_)) {
+      auto it = seen.find(c);
+      const auto since = it == seen.end() ? now : it->second;
+      if (c.bytes_received > kMaxConnectionBytes || (pressure && now - since >= deadline)) {
+        flooded |= c.bytes_received > kMaxConnectionBytes;
+        cut_connection(c);
+      } else {
+        next[c] = since;
+      }
+    }
+    seen = std::move(next);
+    // The flood's headers sat in the worker's heap arena: hand the pages back.
+    if (flooded) malloc_trim(0);
+    lock.lock();
+    if (load_->cv.wait_for(lock, kWatchPeriod, [&] { return load_->stop; })) return;
+  }
+}
+
+Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHandler> routes) {
+  auto addr = parse_listen_address(opt.listen);
+  if (!addr.ok()) return Error{addr.error()};
+
+  std::unique_ptr<BasicAuth> auth;
+  WebConfig wc;
+  if (!opt.web_config.empty()) {
+    auto loaded = load_web_config(opt.web_config);
+    if (!loaded.ok()) return Error{loaded.error()};
+    wc = std::move(*loaded);
+    if (!wc.basic_auth_users.empty()) auth = std::make_unique<BasicAuth>(wc.basic_auth_users);
+  }
+  if (wc.tls) {
+    std::string err;
+    svr_ = make_tls_server(wc.tls_server, &err);
+    if (!svr_) return Error{"web config " + opt.web_config + ": " + err};
+  } else {
+    svr_ = std::make_unique<httplib::Server>();
+  }
+  auth_ = std::move(auth);
+  deadline_ms_ = std::max<int64_t>(100, opt.connection_deadline_ms);
+  load_->max_threads = std::max<size_t>(2, opt.max_threads);
+
+  setup_routes(std::move(routes));
+  svr_->set_read_timeout(opt.read_timeout_ms / 1000, (opt.read_timeout_ms % 1000) * 1000);
+  svr_->set_write_timeout(opt.write_timeout_ms / 1000, (opt.write_timeout_ms % 1000) * 1000);
+  svr_->set_keep_alive_timeout(std::max<int64_t>(1, opt.keep_alive_timeout_ms / 1000));
+  svr_->set_keep_alive_max_count(opt.keep_alive_max_requests);
+  svr_->set_payload_max_length(64 * 1024);  // GET and HEAD carry no body
+  auto load = load_;
+  svr_->new_task_queue = [load] { return new WorkerPool(load); };
+  const bool all = addr->all_interfaces;
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would
+  // let us bind a port another exporter already listens on.
+  svr_->set_socket_options([all](int sock) {
+    int yes = 1, no = 0;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    // ":PORT" means every interface, IPv4 included (the "::" socket answers both).
+    if (all) setsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof no);
+  });
+
+  int port = addr->port;
+  bool bound = port == 0 ? (port = svr_->bind_to_any_port(addr->host)) > 0
+                         : svr_->bind_to_port(addr->host, port);
+  if (!bound && all) {  // a machine without IPv6: every IPv4 interface
+    addr->host = "0.0.0.0";
+    port = addr->port;
+    bound = port == 0 ? (port = svr_->bind_to_any_port(addr->host)) > 0
+                      : svr_->bind_to_port(addr->host, port);
+  }
+  if (!bound) {
+    return Error{"cannot listen on " + opt.listen +
+                 " (address in use, not an address of this machine, or not allowed)"};
+  }
+  port_ = port;
+  listener_ = std::thread([this] { svr_->listen_after_bind(); });
+  // httplib 0.11 has no wait_until_ready: the socket is bound and listening
+  // already (connections queue in the backlog); wait for the accept loop.
+  for (int i = 0; i < 500 && !svr_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  watchdog_ = std::thread([this] { watch(); });
+  return true;
+}
+
+// TLS: the SSL_CTX is set up here rather than by httplib's path constructor,
+// which knows neither client_auth_type nor min_version.
+std::unique_ptr<httplib::Server> make_tls_server(const TlsServerConfig& tls, std::string* err) {
+  std::string why;
+  auto svr = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+    int min = tls.min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION;
+    if (!SSL_CTX_set_min_proto_version(&ctx, min)) {
+      why = "cannot set min_version " + tls.min_version;
+      return false;
+    }
+    if (SSL_CTX_use_certificate_chain_file(&ctx, tls.cert_file.c_str()) != 1) {
+      why = "cannot load cert_file " + tls.cert_file + " (missing or not a PEM certificate)";
+      return false;
+    }
+    if (SSL_CTX_use_PrivateKey_file(&ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+      why = "cannot load key_file " + tls.key_file + " (missing or not a PEM private key)";
+      return false;
+    }
+    if (SSL_CTX_check_private_key(&ctx) != 1) {
+      why = "key_file " + tls.key_file + " does not match cert_file " + tls.cert_file;
+      return false;
+    }
+    const std::string& t = tls.client_auth_type;
+    int mode = SSL_VERIFY_NONE;
+    if (t == "RequestClientCert" || t == "VerifyClientCertIfGiven") mode = SSL_VERIFY_PEER;
+    if (t == "RequireAnyClientCert" || t == "RequireAndVerifyClientCert") {
+      mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    }
+    const bool verify = t == "VerifyClientCertIfGiven" || t == "RequireAndVerifyClientCert";
+    if (verify) {
+      if (SSL_CTX_load_verify_locations(&ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
+        why = "cannot load client_ca_file " + tls.client_ca_file;
+        return false;
+      }
+      SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(tls.client_ca_file.c_str()));
+      SSL_CTX_set_verify(&ctx, mode, nullptr);
+    } else if (mode != SSL_VERIFY_NONE) {
+      // Request/RequireAny: ask for a certificate but accept any (the toolkit's meaning).
+      SSL_CTX_set_verify(&ctx, mode, [](int, X509_STORE_CTX*) { return 1; });
+    }
+    return true;
+  });
+  if (!svr->is_valid()) {
+    *err = why.empty() ? "cannot set up TLS" : why;
+    return nullptr;
+  }
+  return svr;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpServer>> start_http_server(const HttpOptions& opt,
+                                                      std::map<std::string, HttpHandler> routes) {
+  auto s = std::make_unique<Server>();
+  auto r = s->start(opt, std::move(routes));
+  if (!r.ok()) return Error{r.error()};
+  return std::unique_ptr<HttpServer>(std::move(s));
 }
 
 }  // namespace gd

@@ -5,6 +5,8 @@
 // others.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,6 +29,19 @@ using HttpHandler = std::function<HttpResponse()>;
 struct HttpOptions {
   std::string listen = "127.0.0.1:9835";  // HOST:PORT; port 0 picks a free one
   std::string web_config;                 // "" = plain HTTP, no auth
+
+  // Limits against slow or hostile clients (defaults suit an exporter that
+  // Prometheus scrapes every 15 s and a person opens in a browser).
+  int64_t read_timeout_ms = 5000;        // per read: a silent client is dropped
+  int64_t write_timeout_ms = 5000;       // per write: a client that stops reading
+  int64_t keep_alive_timeout_ms = 5000;  // idle keep-alive connection
+  size_t keep_alive_max_requests = 100;  // then the connection is closed
+  // One thread per open connection, up to this many; beyond it connections
+  // wait their turn.
+  size_t max_threads = 32;
+  // When more than half the threads are taken, connections open longer than
+  // this are cut: a client trickling a byte a second cannot hold a thread.
+  int64_t connection_deadline_ms = 10000;
 };
 
 class HttpServer {

@@ -1,8 +1,370 @@
-// Placeholder until the status page lands.
+// The status page: one HTML5 document, CSS inline, no script, no external
+// asset (http.cc also sends a Content-Security-Policy that forbids them).
+// Every piece of text from the machine (GPU names, evidence lines, bus ids,
+// the hostname) is untrusted and goes through esc().
 #include "serve/status_page.h"
 
-namespace gd {
+#include <fmt/format.h>
 
-std::string render_status_page(const ExporterView&) { return "<!doctype html><title>gpudoctor</title>\n"; }
+#include <ctime>
+#include <set>
+
+#include "catalog/xid.h"
+#include "checks/health_util.h"
+
+namespace gd {
+namespace {
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      case '\0':
+        out += "\xEF\xBF\xBD";
+        break;  // U+FFFD: NUL is not allowed in HTML text
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+constexpr char kNa[] = "<span class=na>&mdash;</span>";
+
+std::string utc(int64_t unix_ms) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+// "4 s", "3 min", "2 h 5 min", "3 d"
+std::string age(int64_t ms) {
+  if (ms < 0) ms = 0;
+  int64_t s = ms / 1000;
+  if (s < 120) return fmt::format("{} s", s);
+  if (s < 7200) return fmt::format("{} min", s / 60);
+  if (s < 172800) return fmt::format("{} h {} min", s / 3600, s / 60 % 60);
+  return fmt::format("{} d", s / 86400);
+}
+
+const char* sev_class(Severity s) {
+  switch (s) {
+    case Severity::kOk:
+      return "ok";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kFail:
+      return "fail";
+    case Severity::kNotApplicable:
+      return "na";
+  }
+  return "na";
+}
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.1f}", bytes / 1073741824.0); }
+
+std::string throttle_words(uint64_t bits) {
+  // Only the reasons that slow a busy GPU: idle is normal, and the
+  // application-clocks and display settings are choices, not events.
+  static const std::pair<uint64_t, const char*> kNames[] = {
+      {kReasonSwPowerCap, "power cap"}, {kReasonHwSlowdown, "HW slowdown"},
+      {kReasonSyncBoost, "sync boost"}, {kReasonSwThermal, "SW thermal"},
+      {kReasonHwThermal, "HW thermal"}, {kReasonHwPowerBrake, "power brake"},
+      {kReasonAppClocks, "app clocks"}, {kReasonDisplayClock, "display clock"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if (bits & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  }
+  if (out.empty()) return (bits & kReasonGpuIdle) ? "none (idle)" : "none";
+  return out;
+}
+
+constexpr char kCss[] = R"(
+:root{color-scheme:light dark;--fg:#1b1f24;--mut:#59636e;--bg:#fff;--line:#d1d9e0;--head:#f6f8fa;
+--ok:#1a7f37;--info:#0969da;--warn:#9a6700;--fail:#cf222e;--na:#59636e}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--mut:#9198a1;--bg:#0d1117;--line:#3d444d;
+--head:#151b23;--ok:#3fb950;--info:#4493f8;--warn:#d29922;--fail:#f85149}}
+*{box-sizing:border-box}
+body{margin:0;padding:1.25rem 1.5rem;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
+"Noto Sans",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}
+h1{font-size:1.35rem;margin:0 0 .25rem;display:flex;gap:.75rem;align-items:center;flex-wrap:wrap}
+h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
+.meta{color:var(--mut);margin:.15rem 0}
+.badge{display:inline-block;padding:.1rem .55rem;border-radius:1rem;font-size:.8rem;
+font-weight:600;color:#fff;text-transform:uppercase;letter-spacing:.03em}
+.badge.ok{background:var(--ok)}.badge.info{background:var(--info)}.badge.warn{background:var(--warn)}
+.badge.fail{background:var(--fail)}.badge.na{background:var(--na)}
+.stale{color:var(--warn);font-weight:600}
+.wrap{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid var(--line);padding:.35rem .6rem;text-align:left;vertical-align:top}
+th{background:var(--head);font-weight:600;white-space:nowrap}
+td.num{text-align:right;white-space:nowrap}
+td.id,td.bus{white-space:nowrap}
+td.mono,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
+.na{color:var(--mut)}
+.hot{color:var(--fail);font-weight:600}
+ol,ul{margin:0;padding-left:1.2rem}
+details{margin-top:.25rem}summary{color:var(--mut);cursor:pointer}
+pre{margin:.25rem 0;white-space:pre-wrap;word-break:break-all}
+footer{margin-top:1.75rem;color:var(--mut)}
+a{color:var(--info)}
+)";
+
+// One cell of a value NVML may not have answered.
+template <class T, class F>
+std::string cell(const NvmlValue<T>& v, F render) {
+  return v.ok() ? render(v.value) : std::string(kNa);
+}
+
+// "a / b unit"; one dash when neither is known.
+std::string pair(const std::string& a, const std::string& b, const char* unit) {
+  if (a == kNa && b == kNa) return kNa;
+  return a + " / " + b + unit;
+}
+
+void gpu_table(std::string& o, const NvmlInfo& nvml, const Snapshot* snap) {
+  if (nvml.gpus.empty()) {
+    o += "<p class=na>No GPU readings: NVML has not answered";
+    if (snap && !snap->nvml.gpus.empty()) o += " (the last check saw some, below)";
+    o += ".</p>\n";
+    return;
+  }
+  o += "<div class=wrap><table id=gpus>\n<thead><tr><th>#</th><th>Bus ID</th><th>Name</th>"
+       "<th>Temp</th><th>Power / limit</th><th>Memory used / total</th><th>Util</th>"
+       "<th>Clocks SM / mem</th><th>PCIe link</th><th>ECC errors</th>"
+       "<th>Throttle reasons</th></tr></thead>\n<tbody>\n";
+  for (const NvmlGpu& g : nvml.gpus) {
+    const NvmlHealth& h = g.health;
+    o += fmt::format("<tr class=gpu data-bus=\"{}\">",
+                     esc(g.pci_bus_id.ok() ? g.pci_bus_id.value : ""));
+    o += fmt::format("<td class=num>{}</td>", g.index);
+    o += "<td class=mono>" + cell(g.pci_bus_id, [](const std::string& s) { return esc(s); }) +
+         "</td>";
+    o += "<td>" + cell(g.name, [](const std::string& s) { return esc(s); }) + "</td>";
+    o += "<td class=num>" +
+         cell(h.temperature_c,
+              [&](int t) {
+                bool hot = h.temp_slowdown_c.ok() && h.temp_slowdown_c.value > 0 &&
+                           t >= static_cast<int>(h.temp_slowdown_c.value) - 5;
+                return fmt::format("{}{} &deg;C{}", hot ? "<span class=hot>" : "", t,
+                                   hot ? "</span>" : "");
+              }) +
+         "</td>";
+    std::string power =
+        cell(h.power_usage_mw, [](uint32_t mw) { return fmt::format("{:.0f} W", mw / 1000.0); });
+    if (h.power_limit_mw.ok()) power += fmt::format(" / {:.0f} W", h.power_limit_mw.value / 1000.0);
+    o += "<td class=num>" + power + "</td>";
+    std::string mem = pair(cell(g.memory_used_bytes, [](uint64_t b) { return gib(b); }),
+                           cell(g.memory_total_bytes, [](uint64_t b) { return gib(b); }), " GiB");
+    o += "<td class=num>" + mem + "</td>";
+    o += "<td class=num>" +
+         cell(h.utilization_gpu_pct, [](uint32_t p) { return fmt::format("{} %", p); }) + "</td>";
+    std::string clocks =
+        pair(cell(h.sm_clock_mhz, [](uint32_t m) { return fmt::format("{}", m); }),
+             cell(h.mem_clock_mhz, [](uint32_t m) { return fmt::format("{}", m); }), " MHz");
+    o += "<td class=num>" + clocks + "</td>";
+    std::string link = kNa;
+    if (h.pcie_link_gen.ok() && h.pcie_link_width.ok()) {
+      link = fmt::format("Gen{} x{}", h.pcie_link_gen.value, h.pcie_link_width.value);
+      bool degraded =
+          (h.pcie_link_gen_max.ok() && h.pcie_link_gen.value < h.pcie_link_gen_max.value) ||
+          (h.pcie_link_width_max.ok() && h.pcie_link_width.value < h.pcie_link_width_max.value);
+      if (h.pcie_link_gen_max.ok() && h.pcie_link_width_max.ok()) {
+        link += fmt::format(" <span class=na>of Gen{} x{}</span>", h.pcie_link_gen_max.value,
+                            h.pcie_link_width_max.value);
+      }
+      // A link trained down while idle is normal power saving for the
+      // generation; only a narrower width is a fault worth the color.
+      if (degraded && h.pcie_link_width_max.ok() &&
+          h.pcie_link_width.value < h.pcie_link_width_max.value) {
+        link = "<span class=hot>" + link + "</span>";
+      }
+    }
+    o += "<td class=num>" + link + "</td>";
+    std::string ecc;
+    if (h.ecc_mode_current.ok() && h.ecc_mode_current.value == 0) {
+      ecc = "<span class=na>off</span>";
+    } else if (h.ecc_corrected_volatile.ok() || h.ecc_uncorrected_volatile.ok()) {
+      uint64_t unc = h.ecc_uncorrected_volatile.ok() ? h.ecc_uncorrected_volatile.value : 0;
+      ecc = fmt::format(
+          "{}{} uncorr.{}, {} corr.", unc ? "<span class=hot>" : "", unc, unc ? "</span>" : "",
+          h.ecc_corrected_volatile.ok() ? fmt::format("{}", h.ecc_corrected_volatile.value) : "?");
+      if (h.remap_pending.ok() && h.remap_pending.value)
+        ecc += ", <span class=hot>row remap pending</span>";
+    } else {
+      ecc = kNa;
+    }
+    o += "<td>" + ecc + "</td>";
+    o += "<td>" + cell(h.clock_event_reasons, [](uint64_t b) { return esc(throttle_words(b)); }) +
+         "</td>";
+    o += "</tr>\n";
+  }
+  o += "</tbody></table></div>\n";
+}
+
+void findings_table(std::string& o, const Report& r) {
+  int ok = 0, na = 0;
+  std::string rows;
+  for (const Finding& f : r.findings) {
+    if (f.severity == Severity::kOk) {
+      ++ok;
+      continue;
+    }
+    if (f.severity == Severity::kNotApplicable) {
+      ++na;
+      continue;
+    }
+    rows +=
+        fmt::format("<tr class=\"finding {}\"><td><span class=\"badge {}\">{}</span></td>",
+                    sev_class(f.severity), sev_class(f.severity), esc(severity_name(f.severity)));
+    rows += "<td class=\"mono id\">" + esc(f.id) + "</td><td>" + esc(f.summary);
+    if (!f.evidence.empty()) {
+      rows += "<details><summary>evidence</summary><pre>";
+      for (const std::string& e : f.evidence) rows += esc(e) + "\n";
+      rows += "</pre></details>";
+    }
+    rows += "</td><td class=\"mono bus\">";
+    for (size_t i = 0; i < f.gpus.size(); ++i) rows += (i ? "<br>" : "") + esc(f.gpus[i]);
+    if (f.gpus.empty()) rows += kNa;
+    rows += "</td><td>";
+    if (f.remedy.empty()) {
+      rows += kNa;
+    } else {
+      rows += "<ol>";
+      for (const std::string& step : f.remedy) rows += "<li><code>" + esc(step) + "</code></li>";
+      rows += "</ol>";
+    }
+    rows += "</td></tr>\n";
+  }
+  if (rows.empty()) {
+    o += "<p id=no-findings>Nothing to report: every check passed.</p>\n";
+  } else {
+    o += "<div class=wrap><table id=findings>\n<thead><tr><th>Severity</th><th>Finding</th>"
+         "<th>Summary</th><th>GPUs</th><th>Remedy</th></tr></thead>\n<tbody>\n" +
+         rows + "</tbody></table></div>\n";
+  }
+  o += fmt::format("<p class=meta>{} checks ok, {} not applicable on this machine.</p>\n", ok, na);
+}
+
+void xid_table(std::string& o, const ExporterView& v) {
+  if (v.kernel_log_source.empty()) {
+    o += "<p class=na>The kernel log cannot be read (see /report.json for why).</p>\n";
+    return;
+  }
+  o += "<p class=meta>From " + esc(v.kernel_log_source) + ", this boot.</p>\n";
+  if (v.xid_counts.empty()) {
+    o += "<p id=no-xids>No Xid events.</p>\n";
+    return;
+  }
+  o += "<div class=wrap><table id=xids>\n<thead><tr><th>GPU</th><th>Xid</th><th>Meaning</th>"
+       "<th>Count</th></tr></thead>\n<tbody>\n";
+  for (const auto& [key, count] : v.xid_counts) {
+    const XidInfo* x = find_xid(key.second);
+    o += "<tr><td class=mono>" + (key.first.empty() ? std::string(kNa) : esc(key.first)) + "</td>";
+    o += fmt::format("<td class=num>{}</td><td>{}</td><td class=num>{}</td></tr>\n", key.second,
+                     x ? esc(x->meaning) : std::string(kNa), count);
+  }
+  o += "</tbody></table></div>\n";
+}
+
+}  // namespace
+
+std::string render_status_page(const ExporterView& v) {
+  std::string o;
+  o.reserve(16 * 1024);
+  const CheckState* check = v.check.get();
+  const Snapshot* snap = check ? check->snapshot.get() : nullptr;
+  const std::string host = esc(v.hostname.empty() ? "this machine" : v.hostname);
+
+  o += "<!doctype html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
+       "<meta name=viewport content=\"width=device-width, initial-scale=1\">\n";
+  o += "<title>gpudoctor &middot; " + host + "</title>\n<style>" + kCss +
+       "</style>\n</head>\n<body>\n";
+
+  // Header: host, verdict, when.
+  o += "<h1>gpudoctor &middot; <span id=host>" + host + "</span>";
+  if (check) {
+    o += fmt::format(" <span id=verdict class=\"badge {}\">{}</span>",
+                     sev_class(check->report.verdict), esc(severity_name(check->report.verdict)));
+  } else {
+    o += " <span id=verdict class=\"badge na\">pending</span>";
+  }
+  o += "</h1>\n";
+
+  if (check) {
+    const int64_t ago = v.now_unix_ms - check->finished_unix_ms;
+    const bool stale = ago > static_cast<int64_t>(2 * v.check_interval_s * 1000);
+    o += fmt::format("<p class=meta id=check-time>Last check: {} ({} ago, took {:.0f} ms){}</p>\n",
+                     utc(check->finished_unix_ms), age(ago), check->duration_ms,
+                     stale ? " <span class=stale>stale</span>" : "");
+  } else {
+    o += "<p class=meta id=check-time>Last check: <span class=stale>none yet</span> (the first "
+         "check is running)</p>\n";
+  }
+  if (v.sample.have_sample) {
+    o += fmt::format("<p class=meta id=sample-time>Last sample: {} ({} ago){}</p>\n",
+                     utc(v.sample.taken_unix_ms), age(v.now_unix_ms - v.sample.taken_unix_ms),
+                     v.sample.stale ? " <span class=stale>stale</span>" : "");
+  } else {
+    o += "<p class=meta id=sample-time>Last sample: <span class=stale>none yet</span></p>\n";
+  }
+  if (!v.sample.last_error.empty()) {
+    o += "<p class=meta>Sampler: <span class=stale>" + esc(v.sample.last_error) + "</span></p>\n";
+  }
+  if (!v.history_ok)
+    o += "<p class=meta><span class=stale>The last history write failed.</span></p>\n";
+
+  // GPUs: the live sample when there is one, else what the last check saw.
+  o += "<h2>GPUs</h2>\n";
+  if (v.sample.have_sample) {
+    gpu_table(o, v.sample.nvml, snap);
+  } else if (snap && !snap->nvml.gpus.empty()) {
+    o += "<p class=meta>No live sample yet: readings from the last check.</p>\n";
+    gpu_table(o, snap->nvml, snap);
+  } else {
+    gpu_table(o, NvmlInfo{}, snap);
+  }
+
+  o += "<h2>Findings</h2>\n";
+  if (check) {
+    findings_table(o, check->report);
+  } else {
+    o += "<p class=na>No check has finished yet.</p>\n";
+  }
+
+  o += "<h2>Kernel log: Xid events</h2>\n";
+  xid_table(o, v);
+
+  o +=
+      "<footer><a href=\"/metrics\">/metrics</a> &middot; <a href=\"/report.json\">/report.json</a>"
+      " &middot; <a href=\"/healthz\">/healthz</a> &middot; gpudoctor " +
+      esc(v.version);
+  o += fmt::format(" &middot; up {}</footer>\n</body>\n</html>\n",
+                   age(v.now_unix_ms - v.started_unix_ms));
+  return o;
+}
 
 }  // namespace gd

@@ -53,6 +53,14 @@ std::map<std::string, int> get_int_map(const json& j, const char* key) {
   return out;
 }
 
+std::map<std::string, std::string> get_string_map(const json& j, const char* key) {
+  std::map<std::string, std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  for (const auto& [k, v] : it->items()) out[k] = v.get<std::string>();
+  return out;
+}
+
 // "0000:01:00.0" -> domain, bus, device, function.
 void parse_bus_id(Gpu* g) {
   unsigned d = 0, b = 0, dev = 0, f = 0;
@@ -226,6 +234,8 @@ void parse(const json& j, Scenario* s) {
   for (const auto& h : j.value("hang", json::array())) s->hang.insert(h.get<std::string>());
   for (const auto& c : j.value("crash", json::array())) s->crash.insert(c.get<std::string>());
   s->delay_ms = get_int_map(j, "delay_ms");
+  s->hang_when_file = get_string_map(j, "hang_when_file");
+  s->crash_when_file = get_string_map(j, "crash_when_file");
   for (const auto& t : j.value("topology", json::array())) {
     s->topology.push_back({get_u32(t, "a", 0), get_u32(t, "b", 0), get_int(t, "level", 0)});
   }
@@ -268,7 +278,10 @@ std::string family(const std::string& fn) {
 }
 
 const std::string& key_of(const std::string& k) { return k; }
-const std::string& key_of(const std::pair<const std::string, int>& kv) { return kv.first; }
+template <class V>
+const std::string& key_of(const std::pair<const std::string, V>& kv) {
+  return kv.first;
+}
 
 template <class Container>
 auto find_entry(const Container& c, const std::string& fn) {
@@ -305,6 +318,14 @@ int inject(const char* fn_c, const Gpu* gpu) {
   std::string fn = fn_c;
   if (find_entry(s.hang, fn) != s.hang.end()) hang_forever();
   if (find_entry(s.crash, fn) != s.crash.end()) crash_now();
+  if (auto h = find_entry(s.hang_when_file, fn);
+      h != s.hang_when_file.end() && access(h->second.c_str(), F_OK) == 0) {
+    hang_forever();
+  }
+  if (auto c = find_entry(s.crash_when_file, fn);
+      c != s.crash_when_file.end() && access(c->second.c_str(), F_OK) == 0) {
+    crash_now();
+  }
   if (auto d = find_entry(s.delay_ms, fn); d != s.delay_ms.end()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(d->second));
   }

@@ -31,7 +31,12 @@
 //     "errors": {"cuInit": 2, "nvmlInit_v2": 9},  // return code of any exported function
 //     "hang": ["cuInit"],                          // sleeps forever
 //     "crash": ["nvmlDeviceGetCount_v2"],          // raises SIGSEGV
-//     "delay_ms": {"cuInit": 1500}                 // sleeps, then carries on
+//     "delay_ms": {"cuInit": 1500},                // sleeps, then carries on
+//     "hang_when_file": {"nvmlDeviceGetTemperature": "/tmp/x/hang"},
+//     "crash_when_file": {"nvmlDeviceGetPowerUsage": "/tmp/x/crash"}
+//                          // as "hang" / "crash", but only while the named file
+//                          // exists when the call is made: a test turns a fault on
+//                          // and off in a process that lives on (serve's sampler)
 //   }
 //
 // <health> (fake_nvml_health.cc; every key optional). "gpu_defaults" and a
@@ -209,6 +214,8 @@ struct Scenario {
   std::set<std::string> hang;
   std::set<std::string> crash;
   std::map<std::string, int> delay_ms;
+  std::map<std::string, std::string> hang_when_file;   // function -> path
+  std::map<std::string, std::string> crash_when_file;  // function -> path
   std::vector<TopoPair> topology;  // as listed; other pairs by the rule in the header comment
 };
 

@@ -1,0 +1,276 @@
+#include "history/db.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace gd::history {
+
+namespace {
+
+// One step per schema version: kMigrations[i] takes a file from version i
+// to i + 1, inside the writer's transaction. Never edit a released step;
+// add the next one and raise kSchemaVersion.
+//
+// Times are unix ms (UTC). findings holds only the findings that say
+// something (info, warn, fail), not the dozens of ok and n/a ones each
+// report carries; reports.report_json is NULL when the report said the same
+// as the one before (see store.cc).
+constexpr const char* kMigrations[] = {
+    // 0 -> 1
+    R"sql(
+CREATE TABLE reports (
+  id INTEGER PRIMARY KEY,
+  time_ms INTEGER NOT NULL,
+  verdict TEXT NOT NULL,
+  findings INTEGER NOT NULL,
+  report_json TEXT
+);
+CREATE INDEX reports_time ON reports(time_ms);
+CREATE TABLE findings (
+  report_id INTEGER NOT NULL REFERENCES reports(id) ON DELETE CASCADE,
+  time_ms INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  gpus TEXT NOT NULL,
+  summary TEXT NOT NULL
+);
+CREATE INDEX findings_report ON findings(report_id);
+CREATE INDEX findings_time ON findings(time_ms);
+CREATE INDEX findings_id ON findings(id, time_ms);
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY,
+  boot TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  type TEXT NOT NULL,
+  code INTEGER NOT NULL,
+  gpu TEXT NOT NULL,
+  message TEXT NOT NULL,
+  line TEXT NOT NULL,
+  first_stamp TEXT NOT NULL,
+  last_stamp TEXT NOT NULL,
+  first_seen_ms INTEGER NOT NULL,
+  last_seen_ms INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  stored_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  UNIQUE (boot, kind, type, code, gpu, first_stamp)
+);
+CREATE INDEX events_gpu ON events(gpu, kind, code, last_seen_ms);
+CREATE INDEX events_last ON events(last_seen_ms);
+CREATE INDEX events_first ON events(first_seen_ms);
+)sql",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
+struct Identity {
+  int64_t application_id = 0;
+  int64_t user_version = 0;
+  int64_t objects = 0;  // rows of sqlite_master
+};
+
+Result<int64_t> pragma_int(sqlite3* db, const std::string& path, const char* sql) {
+  auto s = Stmt::prepare(db, sql);
+  int rc = s.ok() ? s->step() : sqlite3_errcode(db);
+  if (rc == SQLITE_ROW) return s->int64(0);
+  if ((rc & 0xff) == SQLITE_NOTADB) {
+    return Error{path + ": not a gpudoctor history (not an SQLite database)"};
+  }
+  return Error{path + ": cannot read: " + sqlite3_errmsg(db)};
+}
+
+Result<Identity> read_identity(sqlite3* db, const std::string& path) {
+  Identity id;
+  for (auto [sql, out] : {std::pair{"PRAGMA application_id", &id.application_id},
+                          std::pair{"PRAGMA user_version", &id.user_version},
+                          std::pair{"SELECT count(*) FROM sqlite_master", &id.objects}}) {
+    auto v = pragma_int(db, path, sql);
+    if (!v.ok()) return Error{v.error()};
+    *out = *v;
+  }
+  return id;
+}
+
+bool is_blank(const Identity& id) {
+  return id.application_id == 0 && id.user_version == 0 && id.objects == 0;
+}
+
+// Refuses a file that is not ours or is newer than this build.
+Result<bool> check_identity(const Identity& id, const std::string& path) {
+  if (is_blank(id)) return true;
+  if (id.application_id == 0) {
+    return Error{path + ": not a gpudoctor history (an SQLite database of another program)"};
+  }
+  if (id.application_id != kApplicationId) {
+    char got[32];
+    std::snprintf(got, sizeof got, "0x%08llx",
+                  static_cast<unsigned long long>(static_cast<uint32_t>(id.application_id)));
+    return Error{path + ": not a gpudoctor history (an SQLite database with application_id " + got +
+                 ")"};
+  }
+  if (id.user_version > kSchemaVersion) {
+    return Error{path + ": written by a newer gpudoctor (history schema " +
+                 std::to_string(id.user_version) + "; this one knows up to " +
+                 std::to_string(kSchemaVersion) + ")"};
+  }
+  return true;
+}
+
+// Directories the history creates: group-readable for root's
+// /var/lib/gpudoctor (an admin group may read it), private for a user's
+// ~/.local/state.
+Result<bool> make_parent_dirs(const std::string& path) {
+  mode_t mode = geteuid() == 0 ? 0750 : 0700;
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    std::string dir = path.substr(0, slash);
+    if (mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) {
+      return Error{dir + ": cannot create the history's directory: " + std::strerror(errno)};
+    }
+  }
+  return true;
+}
+
+Result<bool> migrate(sqlite3* db, const std::string& path) {
+  // IMMEDIATE: two writers starting at once migrate one after the other,
+  // the second finding the work done.
+  if (auto b = exec(db, "BEGIN IMMEDIATE"); !b.ok()) return Error{path + ": " + b.error()};
+  auto fail = [&](const std::string& why) -> Result<bool> {
+    exec(db, "ROLLBACK");
+    return Error{path + ": " + why};
+  };
+  auto id = read_identity(db, path);
+  if (!id.ok()) return fail(id.error());
+  if (auto c = check_identity(*id, path); !c.ok()) return fail(c.error());
+  if (!is_blank(*id) && id->user_version == 0) {
+    return fail("not a gpudoctor history (schema version 0)");
+  }
+  for (int64_t v = id->user_version; v < kSchemaVersion; ++v) {
+    if (auto r = exec(db, kMigrations[v]); !r.ok()) {
+      return fail("cannot migrate the history to schema " + std::to_string(v + 1) + ": " +
+                  r.error());
+    }
+  }
+  std::string stamp = "PRAGMA application_id = " + std::to_string(kApplicationId) +
+                      "; PRAGMA user_version = " + std::to_string(kSchemaVersion);
+  if (auto r = exec(db, stamp.c_str()); !r.ok()) return fail(r.error());
+  if (auto r = exec(db, "COMMIT"); !r.ok()) return fail(r.error());
+  return true;
+}
+
+// WAL: readers (`gpudoctor history`) never block the writer nor see a half
+// transaction, and a killed writer leaves a WAL whose committed frames the
+// next opener replays. synchronous=FULL: the WAL is fsynced at every
+// commit, so a commit also survives power loss and kernel panics (a GPU
+// falling off the bus often ends in a hard reset, the moment the history
+// matters most); at one transaction per check interval the fsync costs
+// nothing. NORMAL would already survive kill -9.
+Result<bool> setup_writer(sqlite3* db, const std::string& path, bool blank) {
+  if (blank) {
+    // Before the first table: lets prune() hand freed pages back.
+    if (auto r = exec(db, "PRAGMA auto_vacuum = INCREMENTAL"); !r.ok()) {
+      return Error{path + ": " + r.error()};
+    }
+  }
+  auto mode = Stmt::prepare(db, "PRAGMA journal_mode = WAL");
+  if (!mode.ok()) return Error{path + ": " + mode.error()};
+  bool wal = mode->step() == SQLITE_ROW && mode->text(0) == "wal";
+  std::string why = sqlite3_errmsg(db);
+  mode->reset();  // no statement may be in progress at the migration's COMMIT
+  if (!wal) return Error{path + ": cannot switch to WAL mode: " + why};
+  if (auto r = exec(db,
+                    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
+                    "PRAGMA journal_size_limit = 4194304");
+      !r.ok()) {
+    return Error{path + ": " + r.error()};
+  }
+  return migrate(db, path);
+}
+
+}  // namespace
+
+Result<Stmt> Stmt::prepare(sqlite3* db, std::string_view sql) {
+  Stmt s;
+  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &s.s_, nullptr);
+  if (rc != SQLITE_OK) return Error{sqlite3_errmsg(db)};
+  return s;
+}
+
+std::string Stmt::text(int col) const {
+  const unsigned char* p = sqlite3_column_text(s_, col);
+  if (!p) return {};
+  return std::string(reinterpret_cast<const char*>(p),
+                     static_cast<size_t>(sqlite3_column_bytes(s_, col)));
+}
+
+Result<bool> exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    return Error{msg};
+  }
+  return true;
+}
+
+Result<bool> step_done(sqlite3* db, Stmt& s) {
+  int rc = s.step();
+  std::string err = rc == SQLITE_DONE || rc == SQLITE_ROW ? "" : sqlite3_errmsg(db);
+  s.reset();  // done with: no statement may hold a read snapshot open
+  if (err.empty()) return true;
+  return Error{err};
+}
+
+Result<Db> open_db(const std::string& path, OpenMode mode) {
+  if (path.empty()) return Error{"no history path given"};
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT || mode != OpenMode::kCreate) {
+      return Error{path + ": " + std::strerror(errno)};
+    }
+    if (auto d = make_parent_dirs(path); !d.ok()) return Error{d.error()};
+    // Created here rather than by SQLite, for its mode: 0640 (the -wal and
+    // -shm files copy it).
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+    if (fd < 0 && errno != EEXIST) {
+      return Error{path + ": cannot create: " + std::strerror(errno)};
+    }
+    if (fd >= 0) close(fd);
+  } else if (S_ISDIR(st.st_mode)) {
+    return Error{path + ": is a directory, not a gpudoctor history"};
+  }
+  // A clear errno ("Permission denied") before SQLite's vaguer "unable to
+  // open database file".
+  int fd = open(path.c_str(), (mode == OpenMode::kRead ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+  close(fd);
+
+  sqlite3* h = nullptr;
+  int flags = mode == OpenMode::kRead ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  int rc = sqlite3_open_v2(path.c_str(), &h, flags, nullptr);
+  Db db(h);
+  if (rc != SQLITE_OK) return Error{path + ": cannot open: " + db.errmsg()};
+  sqlite3_busy_timeout(h, kBusyTimeoutMs);
+
+  auto id = read_identity(h, path);
+  if (!id.ok()) return Error{id.error()};
+  if (auto c = check_identity(*id, path); !c.ok()) return Error{c.error()};
+  if (mode == OpenMode::kRead) {
+    if (is_blank(*id)) return Error{path + ": not a gpudoctor history (an empty database)"};
+    if (id->user_version < kSchemaVersion) {
+      return Error{path + ": history schema " + std::to_string(id->user_version) +
+                   " is older than this gpudoctor's (" + std::to_string(kSchemaVersion) +
+                   "): `gpudoctor serve` migrates it when it next starts"};
+    }
+    return db;
+  }
+  if (auto w = setup_writer(h, path, is_blank(*id)); !w.ok()) return Error{w.error()};
+  return db;
+}
+
+}  // namespace gd::history

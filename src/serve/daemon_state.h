@@ -1,0 +1,83 @@
+// The live state of `gpudoctor serve`, without threads or I/O: the loops
+// (daemon.cc) record into it, the HTTP handlers take a consistent copy
+// (an ExporterView) out of it. One mutex guards it; it is held only to
+// swap or copy shared pointers and small counters, never while rendering,
+// sampling or checking, so a scrape never waits on NVML.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "serve/exporter_state.h"
+#include "serve/sampler.h"
+
+namespace gd {
+
+// Whether a sample is to be marked stale at now_ms: none yet, the latest
+// attempt failed, or the last good one is older than two intervals.
+bool sample_is_stale(const SampleState& s, int64_t now_ms, double interval_s);
+
+// Xid events of a kernel log by (PCI bus id or "", code), each occurrence
+// counted (KernelEvent::count of a folded event).
+std::map<std::pair<std::string, int>, uint64_t> count_xids(const KernelLogInfo& log);
+
+struct SamplerCounters {
+  uint64_t attempts = 0;
+  uint64_t failures = 0;
+  uint64_t restarts = 0;
+};
+
+class DaemonState {
+ public:
+  DaemonState(std::string hostname, int64_t started_unix_ms, double interval_s,
+              double check_interval_s);
+
+  // One sampling attempt: a good one replaces the sample; a failed one
+  // keeps the last good sample (served, marked stale) and records why.
+  void record_sample(const SampleResult& r, int64_t now_unix_ms, const SamplerCounters& c);
+  // One finished check and its report's JSON. The first one seeds the Xid
+  // counters from its kernel-log events of this boot, so the counters start
+  // at what the log already holds and only the follower adds to them.
+  void record_check(std::shared_ptr<const CheckState> check, std::string report_json);
+  // A kernel-log event as the follower decoded it (Xids are counted).
+  void record_kernel_event(const KernelEvent& e);
+  void set_kernel_log_source(std::string source);
+  void set_history_ok(bool ok);
+
+  // The state at now_ms, staleness computed.
+  ExporterView view(int64_t now_unix_ms) const;
+  // The last report's JSON; null before the first check.
+  std::shared_ptr<const std::string> report_json() const;
+  bool xids_seeded() const;
+
+  // Loop liveness for /healthz: each loop beats once per round.
+  void beat_sampler(int64_t now_unix_ms);
+  void beat_check(int64_t now_unix_ms);
+  // "" when healthy; else why not, one line ("the last NVML sample is
+  // stale: timeout after 10.0 s in nvmlDeviceGetTemperature (GPU 3)").
+  // max_*_silence_ms: how long a loop may go without a beat.
+  std::string unhealthy_reason(int64_t now_unix_ms, int64_t max_sampler_silence_ms,
+                               int64_t max_check_silence_ms) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::string hostname_;
+  int64_t started_ms_;
+  double interval_s_;
+  double check_interval_s_;
+  std::shared_ptr<const SampleState> sample_;
+  std::shared_ptr<const CheckState> check_;
+  std::shared_ptr<const std::string> report_json_;
+  std::map<std::pair<std::string, int>, uint64_t> xid_counts_;
+  bool seeded_ = false;
+  std::string kernel_log_source_;
+  bool history_ok_ = true;
+  int64_t sampler_beat_ms_ = 0;
+  int64_t check_beat_ms_ = 0;
+};
+
+}  // namespace gd

@@ -1,0 +1,87 @@
+#include "serve/http_conns.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/tcp.h>  // TCP_INFO with tcpi_bytes_received (not in glibc's netinet/tcp.h)
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+
+namespace gd {
+namespace {
+
+int port_of(const sockaddr_storage& ss) {
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(ss).sin_port);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(ss).sin6_port);
+  return -1;
+}
+
+std::string peer_name(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
+  char buf[INET6_ADDRSTRLEN] = {0};
+  const void* a = ss.ss_family == AF_INET6
+                      ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(ss).sin6_addr)
+                      : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(ss).sin_addr);
+  if (!inet_ntop(ss.ss_family, a, buf, sizeof buf)) return "";
+  return std::string(buf) + "/" + std::to_string(port_of(ss));
+}
+
+}  // namespace
+
+std::vector<TcpConn> connections_on(int port) {
+  std::vector<TcpConn> out;
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long n = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || n == dirfd(d)) continue;
+    const int fd = static_cast<int>(n);
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) continue;
+    if (port_of(ss) != port) continue;
+    TcpConn c;
+    c.fd = fd;
+    c.peer = peer_name(fd);
+    if (c.peer.empty()) continue;  // the listening socket
+    tcp_info ti{};
+    socklen_t tlen = sizeof ti;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) == 0 &&
+        tlen >= offsetof(tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received) {
+      c.bytes_received = ti.tcpi_bytes_received;
+    }
+    out.push_back(std::move(c));
+  }
+  closedir(d);
+  return out;
+}
+
+void cut_connection(const TcpConn& c) {
+  if (peer_name(c.fd) != c.peer) return;
+  // shutdown(2) alone is not enough: Linux keeps queueing what the client
+  // sends after SHUT_RD, and the worker keeps reading it. So: wake the
+  // worker, make the close a reset that drops the queues, and put an
+  // unconnected socket in the fd's place (dup3 is atomic): the connection
+  // is gone at once, the worker's next read or write fails, and the fd
+  // number stays taken until the worker closes it, so no other connection
+  // can be hit by that close.
+  shutdown(c.fd, SHUT_RDWR);
+  linger reset{1, 0};
+  setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  int dead = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (dead < 0) return;
+  dup3(dead, c.fd, O_CLOEXEC);
+  close(dead);
+}
+
+}  // namespace gd

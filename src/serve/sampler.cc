@@ -1,0 +1,351 @@
+// The NVML sampler, parent side (see sampler.h). The child's stdin and
+// stdout are one end of a socketpair: a request is one send() with
+// MSG_NOSIGNAL, so a dead child is an error return, never a SIGPIPE. Its
+// stderr goes to a pipe whose tail explains an exit. One poll() waits for
+// the answer, the stderr pipe and cancel()'s eventfd until the deadline.
+#include "serve/sampler.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "catalog/cuda_errors.h"
+#include "probe/child.h"
+#include "probe/hw_common.h"
+#include "snapshot/snapshot_json.h"
+
+namespace gd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long a killed or exiting child may take to be reaped before it
+// counts as stuck in the kernel.
+constexpr auto kReapGrace = std::chrono::milliseconds(300);
+constexpr auto kReapPoll = std::chrono::milliseconds(2);
+// An answer is an NvmlInfo: about 6 KB per GPU. Past this without a
+// result line the child is talking nonsense.
+constexpr size_t kMaxAnswerBytes = 16u << 20;
+constexpr size_t kMaxErrTail = 4096;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+void close_fd(int* fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+// Waits up to kReapGrace for pid to be reaped; its status, or false.
+bool reap_within_grace(pid_t pid, int* status) {
+  auto until = Clock::now() + kReapGrace;
+  for (;;) {
+    pid_t w = waitpid(pid, status, WNOHANG);
+    if (w == pid) return true;
+    if (w < 0 && errno == ECHILD) {  // reaped elsewhere (SIGCHLD ignored): gone
+      *status = 0;
+      return true;
+    }
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(kReapPoll);
+  }
+}
+
+void fill_exit(int status, ChildResult* r) {
+  r->reaped = true;
+  if (WIFEXITED(status)) {
+    r->exited = true;
+    r->exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r->signal = WTERMSIG(status);
+  }
+}
+
+// Reads what is there without blocking; false at end of file or error.
+bool drain(int fd, std::string* into, size_t keep_tail) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0) {
+      into->append(buf, static_cast<size_t>(n));
+      if (keep_tail > 0 && into->size() > 2 * keep_tail) {
+        into->erase(0, into->size() - keep_tail);
+      }
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK;
+  }
+}
+
+std::vector<char*> c_strings(const std::string& first, const std::vector<std::string>& rest) {
+  std::vector<char*> v;
+  if (!first.empty()) v.push_back(const_cast<char*>(first.c_str()));
+  for (const auto& s : rest) v.push_back(const_cast<char*>(s.c_str()));
+  v.push_back(nullptr);
+  return v;
+}
+
+}  // namespace
+
+std::string nvml_sample_problem(const NvmlInfo& n) {
+  if (!n.child_error.empty()) return n.child_error;
+  if (!n.attempted) return "NVML was not probed";
+  if (!n.dlopen_error.empty()) return n.dlopen_error;
+  if (n.init_rc != 0) {
+    std::string sym = n.init_symbol.empty() ? "nvmlInit" : n.init_symbol;
+    return sym + " returned " + nvml_error(n.init_rc);
+  }
+  return "";
+}
+
+NvmlSampler::NvmlSampler(SamplerOptions opt) : opt_(std::move(opt)) {
+  cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+NvmlSampler::~NvmlSampler() {
+  if (pid_ > 0) {
+    // End of input: the child calls nvmlShutdown and exits; a child that
+    // does not within the grace is killed.
+    shutdown(sock_, SHUT_WR);
+    int status = 0;
+    if (reap_within_grace(pid_, &status)) {
+      pid_ = -1;
+      close_child();
+    } else {
+      kill_child();
+    }
+  }
+  reap_stuck();
+  close_fd(&cancel_fd_);
+}
+
+void NvmlSampler::cancel() {
+  uint64_t one = 1;
+  if (cancel_fd_ >= 0) {
+    ssize_t n = write(cancel_fd_, &one, sizeof one);
+    (void)n;
+  }
+}
+
+void NvmlSampler::close_child() {
+  close_fd(&sock_);
+  close_fd(&err_);
+}
+
+bool NvmlSampler::start_child(std::string* error) {
+  int sv[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    *error = std::string("could not start: ") + std::strerror(errno);
+    for (int fd : {sv[0], sv[1], err[0], err[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    return false;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+  // Listening sockets and the history database must not leak into a child
+  // that may outlive us stuck in the kernel.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches its children too
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> args = {"__probe-nvml-sampler", "--lib", opt_.nvml_lib};
+  std::vector<char*> argv = c_strings(opt_.exe, args);
+  std::vector<char*> envp = c_strings("", opt_.env);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, opt_.exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(sv[1]);
+  close(err[1]);
+  if (rc != 0) {
+    *error = "could not start: cannot run " + opt_.exe + ": " + std::strerror(rc);
+    close(sv[0]);
+    close(err[0]);
+    return false;
+  }
+  pid_ = pid;
+  sock_ = sv[0];
+  err_ = err[0];
+  err_tail_.clear();
+  fcntl(sock_, F_SETFL, O_NONBLOCK);
+  fcntl(err_, F_SETFL, O_NONBLOCK);
+  return true;
+}
+
+std::string NvmlSampler::kill_child() {
+  std::string how;
+  if (pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    int status = 0;
+    if (reap_within_grace(pid_, &status)) {
+      how = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "exited";
+    } else {
+      stuck_.push_back(pid_);
+      how = "stuck";
+    }
+  }
+  pid_ = -1;
+  close_child();
+  return how;
+}
+
+void NvmlSampler::reap_stuck() {
+  for (size_t i = 0; i < stuck_.size();) {
+    int status = 0;
+    pid_t w = waitpid(stuck_[i], &status, WNOHANG);
+    if (w == stuck_[i] || (w < 0 && errno == ECHILD)) {
+      stuck_.erase(stuck_.begin() + static_cast<long>(i));
+    } else {
+      kill(stuck_[i], SIGKILL);  // still there: it may die once the driver lets go
+      ++i;
+    }
+  }
+}
+
+SampleResult NvmlSampler::sample() {
+  SampleResult res;
+  reap_stuck();
+  ++attempts_;
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(opt_.deadline_s));
+  auto fail = [&](std::string why) {
+    ++failures_;
+    res.ok = false;
+    res.error = std::move(why);
+    res.duration_ms = ms_between(start, Clock::now());
+    return res;
+  };
+  uint64_t cancelled = 0;
+  if (cancel_fd_ >= 0 && read(cancel_fd_, &cancelled, sizeof cancelled) == sizeof cancelled) {
+    cancel();  // stays cancelled for later calls
+    return fail("cancelled");
+  }
+  if (pid_ < 0) {
+    if (started_once_) ++restarts_;
+    started_once_ = true;
+    std::string err;
+    if (!start_child(&err)) return fail(err);
+  }
+
+  ChildResult cr;  // for child_failure()'s wording
+  cr.started = true;
+  ParsedChildOutput parsed;
+  static constexpr char kRequest[] = "sample\n";
+  ssize_t sent = send(sock_, kRequest, sizeof kRequest - 1, MSG_NOSIGNAL);
+  std::string buf;
+  std::string answer;
+  bool eof = sent != static_cast<ssize_t>(sizeof kRequest - 1);
+  bool timed_out = false;
+  while (!eof && answer.empty()) {
+    auto now = Clock::now();
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[3] = {{sock_, POLLIN, 0}, {err_, POLLIN, 0}, {cancel_fd_, POLLIN, 0}};
+    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    int n = poll(fds, 3, static_cast<int>(wait_ms) + 1);
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    if (fds[2].revents != 0) {
+      kill_child();
+      return fail("cancelled");
+    }
+    if (fds[1].revents != 0 && !drain(err_, &err_tail_, kMaxErrTail)) close_fd(&err_);
+    if (fds[0].revents == 0) continue;
+    eof = !drain(sock_, &buf, 0);
+    size_t pos = 0;
+    for (size_t nl; (nl = buf.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      std::string_view line(buf.data() + pos, nl - pos);
+      if (line.empty()) continue;
+      if (line[0] == '@') parsed.last_call = std::string(line.substr(1));
+      if (line[0] == '{') {
+        answer = std::string(line);
+        break;
+      }
+    }
+    buf.erase(0, pos);
+    if (buf.size() > kMaxAnswerBytes) {
+      kill_child();
+      return fail("bad output: more than " + std::to_string(kMaxAnswerBytes >> 20) +
+                  " MiB without an answer");
+    }
+  }
+  res.duration_ms = ms_between(start, Clock::now());
+
+  if (timed_out) {
+    cr.timed_out = true;
+    cr.duration_ms = res.duration_ms;
+    cr.reaped = kill_child() != "stuck";
+    return fail(child_failure(cr, parsed));
+  }
+  if (answer.empty()) {
+    // The child closed its end: it died, or exited after saying nothing.
+    if (err_ >= 0) drain(err_, &err_tail_, kMaxErrTail);
+    int status = 0;
+    if (pid_ > 0 && reap_within_grace(pid_, &status)) {
+      fill_exit(status, &cr);
+      pid_ = -1;
+      close_child();
+    } else {
+      kill_child();
+    }
+    cr.err_tail = err_tail_;
+    parsed.error = "no answer";
+    return fail(child_failure(cr, parsed));
+  }
+  auto j = nlohmann::json::parse(answer, nullptr, false);
+  Result<NvmlInfo> info = Error{"not JSON"};
+  if (!j.is_discarded() && j.is_object()) info = nvml_info_from_json(j);
+  if (!info.ok()) {
+    kill_child();
+    return fail("bad output: " + info.error());
+  }
+  res.nvml = std::move(*info);
+  std::string problem = nvml_sample_problem(res.nvml);
+  if (!problem.empty()) {
+    // The child exits after a failed init; the next call starts a fresh one.
+    int status = 0;
+    if (reap_within_grace(pid_, &status)) {
+      pid_ = -1;
+      close_child();
+    } else {
+      kill_child();
+    }
+    return fail(problem);
+  }
+  res.ok = true;
+  return res;
+}
+
+}  // namespace gd

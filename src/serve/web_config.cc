@@ -1,0 +1,237 @@
+#include "serve/web_config.h"
+
+#include <crypt.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace gd {
+namespace {
+
+// Keys of the toolkit's web config that gpudoctor does not implement: named
+// as such, so a config written for node_exporter fails with a clear reason.
+bool toolkit_only_tls_key(const std::string& k) {
+  return k == "max_version" || k == "cipher_suites" || k == "curve_preferences" ||
+         k == "prefer_server_cipher_suites" || k == "client_allowed_sans";
+}
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || path[0] == '/' || base_dir.empty()) return path;
+  return base_dir + "/" + path;
+}
+
+Result<std::string> scalar(const YAML::Node& n, const std::string& where) {
+  if (!n.IsScalar()) return Error{where + " must be a string"};
+  return n.as<std::string>();
+}
+
+// A bcrypt hash as htpasswd -B and Go's bcrypt write it:
+//   $2y$10$4C1gSv2yqxkwdVUQXHWpOe3SSVqfwkkaEEFDQ/10Sx1JqdKJZXWmS
+bool looks_like_bcrypt(const std::string& h) {
+  return h.size() == 60 && h[0] == '$' && h[1] == '2' &&
+         (h[2] == 'a' || h[2] == 'b' || h[2] == 'y') && h[3] == '$';
+}
+
+Result<TlsServerConfig> parse_tls(const YAML::Node& n, const std::string& base_dir) {
+  if (!n.IsMap()) return Error{"tls_server_config must be a mapping"};
+  TlsServerConfig t;
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string where = "tls_server_config." + key;
+    if (toolkit_only_tls_key(key)) {
+      return Error{where +
+                   " is not supported by gpudoctor (supported: cert_file, key_file, "
+                   "client_auth_type, client_ca_file, min_version)"};
+    }
+    auto v = scalar(kv.second, where);
+    if (!v.ok()) return Error{v.error()};
+    if (key == "cert_file") {
+      t.cert_file = resolve(base_dir, *v);
+    } else if (key == "key_file") {
+      t.key_file = resolve(base_dir, *v);
+    } else if (key == "client_ca_file") {
+      t.client_ca_file = resolve(base_dir, *v);
+    } else if (key == "client_auth_type") {
+      t.client_auth_type = *v;
+    } else if (key == "min_version") {
+      t.min_version = *v;
+    } else {
+      return Error{"unknown key " + where};
+    }
+  }
+  if (t.cert_file.empty()) return Error{"tls_server_config needs cert_file"};
+  if (t.key_file.empty()) return Error{"tls_server_config needs key_file"};
+  const std::string& a = t.client_auth_type;
+  if (a != "NoClientCert" && a != "RequestClientCert" && a != "RequireAnyClientCert" &&
+      a != "VerifyClientCertIfGiven" && a != "RequireAndVerifyClientCert") {
+    return Error{"tls_server_config.client_auth_type '" + a +
+                 "' is not one of NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                 "VerifyClientCertIfGiven, RequireAndVerifyClientCert"};
+  }
+  const bool verifies = a == "VerifyClientCertIfGiven" || a == "RequireAndVerifyClientCert";
+  if (verifies && t.client_ca_file.empty()) {
+    return Error{"tls_server_config.client_auth_type " + a + " needs client_ca_file"};
+  }
+  if (!verifies && !t.client_ca_file.empty()) {
+    return Error{"tls_server_config.client_ca_file is set but client_auth_type " + a +
+                 " does not verify client certificates"};
+  }
+  if (t.min_version == "TLS10" || t.min_version == "TLS11") {
+    return Error{"tls_server_config.min_version " + t.min_version +
+                 " is refused: TLS 1.0 and 1.1 are obsolete (use TLS12 or TLS13)"};
+  }
+  if (t.min_version != "TLS12" && t.min_version != "TLS13") {
+    return Error{"tls_server_config.min_version '" + t.min_version + "' is not TLS12 or TLS13"};
+  }
+  return t;
+}
+
+Result<std::map<std::string, std::string>> parse_users(const YAML::Node& n) {
+  std::map<std::string, std::string> users;
+  if (n.IsNull()) return users;
+  if (!n.IsMap()) return Error{"basic_auth_users must be a mapping of user name to bcrypt hash"};
+  for (const auto& kv : n) {
+    const std::string user = kv.first.as<std::string>();
+    auto hash = scalar(kv.second, "basic_auth_users." + user);
+    if (!hash.ok()) return Error{hash.error()};
+    if (user.empty() || user.find(':') != std::string::npos) {
+      return Error{"basic_auth_users: user name '" + user + "' is empty or has a ':'"};
+    }
+    if (!looks_like_bcrypt(*hash)) {
+      return Error{"basic_auth_users." + user +
+                   " is not a bcrypt hash ($2y$..., 60 characters; make one with "
+                   "htpasswd -nBC 10 \"\" | tr -d ':\\n')"};
+    }
+    users[user] = *hash;
+  }
+  return users;
+}
+
+// RFC 4648 base64, as browsers and Prometheus send it in "Authorization: Basic".
+bool base64_decode(const std::string& in, std::string* out) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (in.size() % 4 != 0 || in.size() > 4096) return false;
+  out->clear();
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int j = 0; j < 4; ++j) {
+      char c = in[i + j];
+      if (c == '=' && i + 4 == in.size() && j >= 2) {
+        v[j] = 0;
+        ++pad;
+      } else if (pad > 0 || (v[j] = val(c)) < 0) {
+        return false;
+      }
+    }
+    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out->push_back(static_cast<char>(n >> 16));
+    if (pad < 2) out->push_back(static_cast<char>((n >> 8) & 0xff));
+    if (pad < 1) out->push_back(static_cast<char>(n & 0xff));
+  }
+  return true;
+}
+
+std::string sha256(const std::string& s) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(s.data(), s.size(), md, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+
+}  // namespace
+
+Result<WebConfig> parse_web_config(const std::string& yaml, const std::string& base_dir) {
+  WebConfig wc;
+  try {
+    YAML::Node root = YAML::Load(yaml);
+    if (root.IsNull()) return wc;  // an empty file: plain HTTP, as in the toolkit
+    if (!root.IsMap()) return Error{"expected a mapping at the top"};
+    for (const auto& kv : root) {
+      const std::string key = kv.first.as<std::string>();
+      if (key == "tls_server_config") {
+        auto t = parse_tls(kv.second, base_dir);
+        if (!t.ok()) return Error{t.error()};
+        wc.tls = true;
+        wc.tls_server = std::move(*t);
+      } else if (key == "basic_auth_users") {
+        auto u = parse_users(kv.second);
+        if (!u.ok()) return Error{u.error()};
+        wc.basic_auth_users = std::move(*u);
+      } else if (key == "http_server_config") {
+        return Error{"http_server_config is not supported by gpudoctor (it serves HTTP/1.1)"};
+      } else {
+        return Error{"unknown key " + key + " (expected tls_server_config, basic_auth_users)"};
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{"not valid YAML: " + e.msg + " (line " + std::to_string(e.mark.line + 1) + ")"};
+  }
+  return wc;
+}
+
+Result<WebConfig> load_web_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"cannot read web config " + path};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  auto wc = parse_web_config(ss.str(), dir);
+  if (!wc.ok()) return Error{"web config " + path + ": " + wc.error()};
+  return wc;
+}
+
+bool bcrypt_matches(const std::string& password, const std::string& hash) {
+  if (password.find('\0') != std::string::npos || !looks_like_bcrypt(hash)) return false;
+  auto data = std::make_unique<crypt_data>();  // ~32 KiB: not on a worker's stack
+  const char* out = crypt_rn(password.c_str(), hash.c_str(), data.get(), sizeof *data);
+  if (out == nullptr || out[0] == '*') return false;
+  std::string got(out);
+  return got.size() == hash.size() && CRYPTO_memcmp(got.data(), hash.data(), hash.size()) == 0;
+}
+
+bool BasicAuth::allowed(const std::string& authorization) {
+  // "Basic dXNlcjpwYXNz" (the scheme is case-insensitive, RFC 7617)
+  if (authorization.size() < 6) return false;
+  std::string scheme = authorization.substr(0, 6);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "basic ") return false;
+  size_t b = authorization.find_first_not_of(' ', 6);
+  std::string decoded;
+  if (b == std::string::npos || !base64_decode(authorization.substr(b), &decoded)) return false;
+  size_t colon = decoded.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string user = decoded.substr(0, colon);
+  const std::string pass = decoded.substr(colon + 1);
+
+  auto it = users_.find(user);
+  // An unknown user costs a bcrypt too, so timing does not tell which names exist.
+  static const std::string kDummy = "$2b$10$o7W43exDX5sA3M8P14m1aOUqTnjvDg/sp78cJDi0qiw/bEA3hsaNy";
+  const std::string& hash = it == users_.end() ? kDummy : it->second;
+  const std::string key = sha256(user + '\0' + pass + '\0' + hash);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (it != users_.end() && good_.count(key)) return true;
+  }
+  bool ok = bcrypt_matches(pass, hash) && it != users_.end();
+  if (ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (good_.size() >= 1024) good_.clear();  // bounded: a few users, a few passwords
+    good_.insert(key);
+  }
+  return ok;
+}
+
+}  // namespace gd

@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `gpudoctor serve`, the real binary on loopback.
+
+Live mode runs as the e2e tests run `check`: a recorded machine tree
+(tests/roots/hgx-8xh100, copied so its /dev/kmsg can grow) and the fake
+NVML/CUDA libraries driven by tests/fakes/scenarios/hgx-8xh100.json (copied
+with a "hang_when_file" fault that a test switches on by creating a file).
+`--from` serves a snapshot recorded from the same machine.
+
+What must hold (docs/serve.md): the one "listening on" line; each endpoint
+answers; a hung sampler leaves /metrics answering at once with the stale
+mark and /healthz at 503, and the sampler recovers when the fault clears;
+an Xid appended to the kernel log shows in the counters; SIGTERM ends it
+with exit 0 and no child left; usage errors exit 64, a taken port 3; and a
+load of concurrent scrapes gets complete, identical answers with flat
+memory.
+
+usage: serve_test.py GPUDOCTOR FAKES_DIR [-k NAME] [--sanitized]
+
+--sanitized (ASan build): the load test runs shorter and does not judge
+memory (the sanitizer's own allocations dominate).
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+ROOTS = os.path.join(SRC, "tests", "roots")
+FAKE_SCENARIOS = os.path.join(SRC, "tests", "fakes", "scenarios")
+
+GD = None
+FAKES = None
+SANITIZED = False
+LISTENING = re.compile(r"^gpudoctor serve: listening on http://127\.0\.0\.1:(\d+)$")
+
+
+class Skip(Exception):
+    pass
+
+
+def probe_args(root):
+    return ["--root", root,
+            "--nvml-lib", os.path.join(FAKES, "libnvidia-ml.so.1"),
+            "--cuda-lib", os.path.join(FAKES, "libcuda.so.1"),
+            "--cudart-lib", os.path.join(FAKES, "libcudart.so.13")]
+
+
+class Machine:
+    """A private copy of the hgx-8xh100 root and fake scenario, with a
+    sampler fault switched on by creating `hang_file`."""
+
+    def __init__(self, tmp):
+        self.root = os.path.join(tmp, "root")
+        shutil.copytree(os.path.join(ROOTS, "hgx-8xh100"), self.root, symlinks=True)
+        self.hang_file = os.path.join(tmp, "hang")
+        with open(os.path.join(FAKE_SCENARIOS, "hgx-8xh100.json")) as f:
+            scenario = json.load(f)
+        scenario["hang_when_file"] = {"nvmlDeviceGetTemperature": self.hang_file}
+        self.scenario = os.path.join(tmp, "scenario.json")
+        with open(self.scenario, "w") as f:
+            json.dump(scenario, f)
+        self.env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+                    "GPUDOCTOR_FAKE_SCENARIO": self.scenario}
+
+    def args(self):
+        return probe_args(self.root)
+
+
+class Daemon:
+    """`gpudoctor serve ...` started in its own session; stopped (SIGKILL
+    if need be) on exit from the with-block."""
+
+    def __init__(self, args, env=None):
+        self.proc = subprocess.Popen([GD, "serve", "--listen", "127.0.0.1:0"] + args,
+                                     env=env or {"PATH": "/usr/bin:/bin"},
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+        self.port = None
+        self.stderr_lines = []
+        line = self._first_line(timeout=30)
+        m = LISTENING.match(line or "")
+        if not m:
+            self.kill()
+            raise AssertionError(f"no listening line, got {line!r}; stderr: {self.rest()}")
+        self.port = int(m.group(1))
+        self.stderr_lines.append(line)
+        # Keep draining stderr so the daemon never blocks on a full pipe.
+        self._drain = threading.Thread(target=self._read_rest, daemon=True)
+        self._drain.start()
+
+    def _first_line(self, timeout):
+        result = []
+        t = threading.Thread(target=lambda: result.append(self.proc.stderr.readline()),
+                             daemon=True)
+        t.start()
+        t.join(timeout)
+        return result[0].rstrip("\n") if result else None
+
+    def _read_rest(self):
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line.rstrip("\n"))
+
+    def rest(self):
+        try:
+            return self.proc.stderr.read()
+        except Exception:  # noqa: BLE001
+            return ""
+
+    def get(self, path, timeout=5):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read().decode()
+        finally:
+            c.close()
+
+    def children(self):
+        """pids whose parent is the daemon."""
+        out = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            if ppid == self.proc.pid:
+                out.append(int(d))
+        return out
+
+    def sampler_pid(self):
+        for pid in self.children():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"__probe-nvml-sampler" in f.read():
+                        return pid
+            except OSError:
+                pass
+        return None
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def terminate(self, timeout=10):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+
+def alive(pid):
+    """True while pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def wait_for(what, predicate, timeout=15, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def metric_value(text, name, labels=""):
+    for line in text.splitlines():
+        if line.startswith(name + labels + " ") or (not labels and line.startswith(name + " ")):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def record_snapshot(tmp, machine):
+    path = os.path.join(tmp, "snap.json")
+    r = subprocess.run([GD, "snapshot", "-o", path] + machine.args(), env=machine.env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+# --- tests ------------------------------------------------------------------------
+
+
+def test_usage_errors():
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = record_snapshot(tmp, Machine(tmp))
+        for args, words in [
+            (["--listen", "nonsense"], "--listen"),
+            (["--listen", "127.0.0.1:99999"], "--listen"),
+            (["--interval", "fast"], "--interval"),
+            (["--check-interval", "0s"], "--check-interval"),
+            (["--retention", "-1d"], "--retention"),
+            (["--history", os.path.join(tmp, "h.db"), "--no-history"], "--no-history"),
+            (["--web-config", os.path.join(tmp, "missing.yml")], "web config"),
+        ]:
+            r = subprocess.run([GD, "serve", "--from", snap] + args, capture_output=True,
+                               text=True, timeout=30)
+            assert r.returncode == 64, (args, r.returncode, r.stderr)
+            lines = r.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith("gpudoctor: ") and words in lines[0], \
+                (args, r.stderr)
+        r = subprocess.run([GD, "serve", "--from", os.path.join(tmp, "nope.json")],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 3 and r.stderr.startswith("gpudoctor: "), r.stderr
+        r = subprocess.run([GD, "serve", "--help"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and "--check-interval" in r.stdout and "Prometheus" in r.stdout
+
+
+def test_port_taken_is_exit_3():
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = record_snapshot(tmp, Machine(tmp))
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            port = s.getsockname()[1]
+            r = subprocess.run([GD, "serve", "--from", snap, "--listen", f"127.0.0.1:{port}"],
+                               capture_output=True, text=True, timeout=30)
+            assert r.returncode == 3, (r.returncode, r.stderr)
+            assert r.stderr.startswith("gpudoctor: ") and str(port) in r.stderr, r.stderr
+        finally:
+            s.close()
+
+
+def test_from_snapshot_serves_every_endpoint():
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = record_snapshot(tmp, Machine(tmp))
+        with Daemon(["--from", snap]) as d:
+            status, ctype, body = d.get("/metrics")
+            assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
+            assert "gpudoctor_" in body and body.endswith("\n")
+            assert metric_value(body, "gpudoctor_sample_stale") == 0, body[:2000]
+            status, ctype, body = d.get("/report.json")
+            assert status == 200 and ctype.startswith("application/json")
+            report = json.loads(body)
+            assert report["schema"] == "gpudoctor.report/v1", report
+            assert report["verdict"] in ("ok", "info"), report["verdict"]
+            assert d.get("/healthz")[:3:2] == (200, "ok\n")
+            status, ctype, body = d.get("/")
+            assert status == 200 and ctype.startswith("text/html"), (status, ctype)
+            assert d.children() == [], "--from starts no child"
+            assert d.terminate() == 0
+            assert d.stderr_lines == [d.stderr_lines[0]], d.stderr_lines
+
+
+def test_live_mode_samples_checks_and_follows_the_kernel_log():
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Machine(tmp)
+        with Daemon(m.args() + ["--no-history", "--interval", "0.3s", "--check-interval", "1s",
+                                "--deadline", "2"], env=m.env) as d:
+            wait_for("/healthz ok", lambda: d.get("/healthz")[0] == 200)
+            status, _, body = d.get("/report.json")
+            assert status == 200 and json.loads(body)["schema"] == "gpudoctor.report/v1"
+            status, _, metrics = d.get("/metrics")
+            assert status == 200 and metric_value(metrics, "gpudoctor_sample_stale") == 0
+            sampler = wait_for("the sampler child", d.sampler_pid)
+            # The same child serves sample after sample (no nvmlInit per scrape).
+            time.sleep(1)
+            assert d.sampler_pid() == sampler
+
+            # An Xid logged now is counted by the follower.
+            labels = '{bus_id="0000:18:00.0",xid="79"}'
+            before = metric_value(metrics, "gpudoctor_xid_events_total", labels) or 0
+            with open(os.path.join(m.root, "dev", "kmsg"), "a") as f:
+                f.write("4,99990,86000000000,-;NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', "
+                        "name=<unknown>, GPU has fallen off the bus.\n")
+            wait_for("the Xid counter", lambda: (metric_value(
+                d.get("/metrics")[2], "gpudoctor_xid_events_total", labels) or 0) == before + 1)
+            # Later checks see the event in the log too: the counter stays put.
+            time.sleep(2.5)
+            assert metric_value(d.get("/metrics")[2], "gpudoctor_xid_events_total",
+                                labels) == before + 1
+
+            assert d.terminate() == 0
+            wait_for("the sampler child to be gone", lambda: not alive(sampler), timeout=5)
+            assert [line for line in d.stderr_lines[1:]] == [], d.stderr_lines
+
+
+def test_a_hung_sampler_is_killed_and_scrapes_stay_quick():
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Machine(tmp)
+        with Daemon(m.args() + ["--no-history", "--interval", "0.3s", "--check-interval", "30s",
+                                "--deadline", "1"], env=m.env) as d:
+            wait_for("/healthz ok", lambda: d.get("/healthz")[0] == 200)
+            first = wait_for("the sampler child", d.sampler_pid)
+            open(m.hang_file, "w").close()
+            # The sample in flight hangs; /metrics answers at once all along.
+            end = time.monotonic() + 3
+            slowest = 0
+            while time.monotonic() < end:
+                t0 = time.monotonic()
+                status, _, body = d.get("/metrics", timeout=2)
+                slowest = max(slowest, time.monotonic() - t0)
+                assert status == 200
+                time.sleep(0.05)
+            assert slowest < 0.5, f"a scrape took {slowest:.2f} s while the sampler hung"
+            body = d.get("/metrics")[2]
+            assert metric_value(body, "gpudoctor_sample_stale") == 1, body[:3000]
+            # The last good per-GPU values are still served.
+            assert "gpudoctor_gpu_temperature_celsius" in body or "temperature" in body
+            status, _, why = d.get("/healthz")
+            assert status == 503 and "stale" in why and "nvmlDeviceGetTemperature" in why, why
+            assert not alive(first), "the hung sampler child was not killed"
+
+            os.unlink(m.hang_file)
+            wait_for("recovery", lambda: d.get("/healthz")[0] == 200, timeout=10)
+            assert metric_value(d.get("/metrics")[2], "gpudoctor_sample_stale") == 0
+            children = d.children()
+            assert d.terminate() == 0
+            for pid in children:
+                wait_for(f"child {pid} to be gone", lambda: not alive(pid), timeout=5)
+
+
+def series_of(body):
+    """The metric names and labels of an exposition, in order (no values)."""
+    return [line.rsplit(" ", 1)[0] for line in body.splitlines() if line and line[0] != "#"]
+
+
+def test_load_concurrent_scrapes_complete_and_memory_flat():
+    seconds = 4 if SANITIZED else 10
+    threads = 16
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Machine(tmp)
+        with Daemon(m.args() + ["--no-history", "--interval", "0.5s", "--check-interval", "60s"],
+                    env=m.env) as d:
+            wait_for("/healthz ok", lambda: d.get("/healthz")[0] == 200)
+            reference = d.get("/metrics")[2]
+            want = series_of(reference)
+            last_family = [line for line in reference.splitlines() if line.startswith("# TYPE")][-1]
+            assert want, "no series"
+            errors, counts = [], [0] * threads
+
+            def scraper(i, until):
+                conn = None
+                while time.monotonic() < until and len(errors) < 10:
+                    try:
+                        if conn is None:
+                            conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=5)
+                        conn.request("GET", "/metrics")
+                        r = conn.getresponse()
+                        body = r.read().decode()
+                        if r.getheader("Connection", "").lower() == "close":
+                            conn.close()
+                            conn = None
+                    except Exception as e:  # noqa: BLE001
+                        errors.append(f"thread {i}: {e!r}")
+                        conn = None
+                        continue
+                    if r.status != 200:
+                        errors.append(f"thread {i}: status {r.status}")
+                    elif not body.endswith("\n") or last_family not in body:
+                        errors.append(f"thread {i}: incomplete answer ({len(body)} bytes)")
+                    elif series_of(body) != want:
+                        errors.append(f"thread {i}: series differ")
+                    counts[i] += 1
+                if conn is not None:
+                    conn.close()
+
+            def load(duration):
+                until = time.monotonic() + duration
+                ts = [threading.Thread(target=scraper, args=(i, until)) for i in range(threads)]
+                for t in ts:
+                    t.start()
+                for t in ts:
+                    t.join()
+
+            load(2)  # warm-up: every server thread and arena touched
+            rss_start = d.rss_kib()
+            counts[:] = [0] * threads
+            load(seconds)
+            rss_end = d.rss_kib()
+            total = sum(counts)
+            assert not errors, errors[:10]
+            assert total > threads * seconds, f"only {total} scrapes in {seconds} s"
+            print(f"      {total} scrapes in {seconds} s by {threads} threads; "
+                  f"RSS {rss_start} -> {rss_end} KiB")
+            if not SANITIZED:
+                assert rss_end - rss_start <= 2048, f"RSS grew {rss_start} -> {rss_end} KiB"
+            assert d.get("/healthz")[0] == 200
+            assert d.terminate() == 0
+
+
+def main():
+    global GD, FAKES, SANITIZED
+    args = sys.argv[1:]
+    SANITIZED = "--sanitized" in args
+    args = [a for a in args if a != "--sanitized"]
+    only = None
+    if "-k" in args:
+        i = args.index("-k")
+        only = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 2:
+        print(__doc__)
+        return 64
+    GD, FAKES = os.path.abspath(args[0]), os.path.abspath(args[1])
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    failed = []
+    for name, fn in tests:
+        if only and only not in name:
+            continue
+        start = time.monotonic()
+        try:
+            fn()
+            print(f"ok    {name} ({time.monotonic() - start:.1f} s)", flush=True)
+        except Skip as why:
+            print(f"skip  {name}: {why}", flush=True)
+        except Exception:  # noqa: BLE001 - report every failing test, then exit 1
+            failed.append(name)
+            print(f"FAIL  {name}\n{traceback.format_exc()}", flush=True)
+    print(f"{len(failed)} failed" if failed else "all passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

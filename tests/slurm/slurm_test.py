@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""A real single-node Slurm drains and resumes itself through
+`gpudoctor check --slurm` (docs/slurm.md).
+
+It starts munged, slurmctld and slurmd (Debian's packages) on 127.0.0.1 in a
+temp dir, each as this script's own child: munged with its own key, socket
+and pid file (slurm.conf's AuthInfo=socket= points Slurm at it), so a munged
+someone else runs is neither used nor disturbed; slurmctld and slurmd on
+free ports found at run time. slurmd's HealthCheckProgram is a small script
+that picks a recorded machine by the word in a file the test flips and runs
+deploy/slurm/gpudoctor-healthcheck.sh, the shipped wrapper, with the real
+build's gpudoctor and the fake NVML/CUDA:
+
+  healthy: tests/scenarios/hgx-healthy.json (an HGX H100, verdict info)
+  failing: tests/scenarios/xid79.json (Xid 79 in the kernel log: GPU
+           0000:41:00.0 fell off the bus)
+
+It asserts, each within a bounded time:
+  1. failing: sinfo shows the node drained with reason
+     "gpudoctor: gpu.fallen-off-bus GPU 0000:41:00.0";
+  2. healthy again: the node is resumed (idle, no reason);
+  3. an admin drain ("admin: maintenance") stays over two health checks,
+     healthy or failing, with the admin's reason.
+
+usage: slurm_test.py GPUDOCTOR FAKES_DIR [--sanitized]
+Exit 77 (skipped) when not root, without Slurm or munge, or with --sanitized
+(an ASan build: the daemons are not what is under test there).
+"""
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+WRAPPER = os.path.join(SRC, "deploy", "slurm", "gpudoctor-healthcheck.sh")
+SKIP = 77
+INTERVAL_S = 2          # HealthCheckInterval: the drain latency is at most this
+WAIT_S = 8 * INTERVAL_S + 10  # bound on every state change asserted below
+TOOLS = ["munged", "mungekey", "munge", "unmunge", "slurmctld", "slurmd", "scontrol", "sinfo"]
+SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def which(name):
+    return shutil.which(name, path=SBIN_PATH)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scenario(name):
+    with open(os.path.join(SRC, "tests", "scenarios", name + ".json")) as f:
+        sc = json.load(f)
+    return os.path.join(SRC, "tests", "roots", sc["root"]), sc["fake"]
+
+
+class Cluster:
+    def __init__(self, gd, fakes, tmp):
+        self.gd, self.fakes, self.d = gd, fakes, tmp
+        self.host = socket.gethostname().split(".")[0]
+        self.procs = []  # (name, Popen), stopped in reverse order
+        self.env = dict(os.environ, SLURM_CONF=os.path.join(tmp, "slurm.conf"),
+                        PATH=SBIN_PATH + ":" + os.environ.get("PATH", ""))
+        self.munge_dir = os.path.join(tmp, "munge")
+        self.socket = os.path.join(self.munge_dir, "socket")
+        self.hc_log = os.path.join(tmp, "hc.log")
+
+    def log(self, name):
+        return open(os.path.join(self.d, "log", name), "ab")
+
+    # --- munge --------------------------------------------------------------
+    def start_munged(self):
+        pw = pwd.getpwnam("munge")
+        os.mkdir(self.munge_dir, 0o755)
+        key = os.path.join(self.munge_dir, "munge.key")
+        subprocess.run([which("mungekey"), "-c", "-k", key], check=True, capture_output=True)
+        for path in (self.munge_dir, key):
+            os.chown(path, pw.pw_uid, pw.pw_gid)
+
+        # munged refuses to run as root with a munge-owned key (ci-recipes.md
+        # pitfall 1): it runs as user munge, as Debian runs it.
+        def as_munge():
+            os.setgroups([])
+            os.setgid(pw.pw_gid)
+            os.setuid(pw.pw_uid)
+
+        m = self.munge_dir
+        p = subprocess.Popen([which("munged"), "-F", "--socket", self.socket, "--key-file", key,
+                              "--pid-file", m + "/munged.pid", "--seed-file", m + "/munged.seed"],
+                             preexec_fn=as_munge, stdout=self.log("munged.log"),
+                             stderr=subprocess.STDOUT)
+        self.procs.append(("munged", p))
+        self.wait_for("munged answers", self.munge_ok, 10)
+
+    def munge_ok(self):
+        cred = subprocess.run([which("munge"), "-S", self.socket, "-n"], capture_output=True,
+                              stdin=subprocess.DEVNULL)
+        if cred.returncode != 0:
+            return False
+        return subprocess.run([which("unmunge"), "-S", self.socket], input=cred.stdout,
+                              capture_output=True).returncode == 0
+
+    # --- slurm --------------------------------------------------------------
+    def write_config(self):
+        d = self.d
+        gd_root, gd_fake = scenario("hgx-healthy")
+        bad_root, bad_fake = scenario("xid79")
+        fake_dir = os.path.join(SRC, "tests", "fakes", "scenarios")
+        # slurmd runs this as root with nothing but SLURMD_NODENAME in the
+        # environment (pitfall 2): everything it needs is spelled out here,
+        # and the shipped wrapper adds PATH.
+        with open(os.path.join(d, "hc.sh"), "w") as f:
+            f.write(f"""#!/bin/sh
+case "$(cat {d}/scenario)" in
+  failing) root={bad_root}; fake={fake_dir}/{bad_fake}.json ;;
+  *) root={gd_root}; fake={fake_dir}/{gd_fake}.json ;;
+esac
+export SLURM_CONF={d}/slurm.conf GPUDOCTOR={self.gd} GPUDOCTOR_FAKE_SCENARIO=$fake
+{WRAPPER} --root "$root" --nvml-lib {self.fakes}/libnvidia-ml.so.1 \\
+  --cuda-lib {self.fakes}/libcuda.so.1 --cudart-lib {self.fakes}/libcudart.so.13 \\
+  >>{self.hc_log} 2>&1
+echo "exit $?" >>{self.hc_log}
+""")
+        os.chmod(os.path.join(d, "hc.sh"), 0o755)
+        self.set_scenario("healthy")
+        with open(os.path.join(d, "slurm.conf"), "w") as f:
+            f.write(f"""ClusterName=gdtest
+SlurmctldHost={self.host}(127.0.0.1)
+SlurmctldPort={free_port()}
+SlurmdPort={free_port()}
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={self.socket}
+MpiDefault=none
+MailProg=/bin/true
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+ReturnToService=2
+HealthCheckProgram={d}/hc.sh
+HealthCheckInterval={INTERVAL_S}
+HealthCheckNodeState=ANY
+NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
+""")
+
+    def set_scenario(self, word):
+        tmp = os.path.join(self.d, "scenario.tmp")
+        with open(tmp, "w") as f:
+            f.write(word + "\n")
+        os.replace(tmp, os.path.join(self.d, "scenario"))
+
+    def start_slurm(self):
+        for sub in ("state", "spool", "log"):
+            os.makedirs(os.path.join(self.d, sub), exist_ok=True)
+        self.write_config()
+        self.start_munged()
+        # Foreground (-D): the test's own children, stopped by their pids.
+        for name, argv in (("slurmctld", [which("slurmctld"), "-D", "-i"]),
+                           ("slurmd", [which("slurmd"), "-D"])):
+            p = subprocess.Popen(argv, env=self.env, stdout=self.log(name + ".out"),
+                                 stderr=subprocess.STDOUT, cwd=self.d)
+            self.procs.append((name, p))
+        self.wait_for("node idle", lambda: self.sinfo() == ("idle", "none"), 30)
+
+    def stop(self):
+        for name, p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for name, p in reversed(self.procs):
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                print(f"{name} ignored SIGTERM: killed", file=sys.stderr)
+                p.kill()
+                p.wait()
+        self.procs = []
+
+    # --- observing ----------------------------------------------------------
+    def run(self, *argv):
+        return subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=30)
+
+    def sinfo(self):
+        """(%T, %E): the node's state ("idle", "drained", "draining") and reason."""
+        r = self.run(which("sinfo"), "-h", "-n", self.host, "-o", "%T|%E")
+        if r.returncode != 0 or "|" not in r.stdout:
+            return (None, None)
+        state, reason = r.stdout.strip().split("|", 1)
+        return state, reason
+
+    def checks_done(self):
+        """How many health checks have finished."""
+        try:
+            with open(self.hc_log) as f:
+                return sum(1 for line in f if line.startswith("exit "))
+        except FileNotFoundError:
+            return 0
+
+    def wait_for(self, what, cond, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if cond():
+                return
+            for name, p in self.procs:
+                if p.poll() is not None:
+                    raise AssertionError(f"{name} exited ({p.returncode}) while waiting: {what}")
+            time.sleep(0.2)
+        raise AssertionError(f"not within {timeout} s: {what}; sinfo says {self.sinfo()}")
+
+    def wait_checks(self, n):
+        start = self.checks_done()
+        self.wait_for(f"{n} more health checks", lambda: self.checks_done() >= start + n,
+                      (n + 2) * INTERVAL_S + 20)
+
+    def dump_logs(self):
+        for name in ("hc.log", "log/slurmd.log", "log/slurmctld.log", "log/munged.log"):
+            path = os.path.join(self.d, name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    tail = f.readlines()[-25:]
+                print(f"--- {name} (last {len(tail)} lines)\n" + "".join(tail), file=sys.stderr)
+
+
+def test(c):
+    drained = "gpudoctor: gpu.fallen-off-bus GPU 0000:41:00.0"
+
+    # 1. A GPU falls off the bus: drained with gpudoctor's reason.
+    c.set_scenario("failing")
+    t0 = time.monotonic()
+    c.wait_for("drained by gpudoctor",
+               lambda: c.sinfo()[0] in ("drained", "draining") and c.sinfo()[1] == drained,
+               WAIT_S)
+    print(f"drained in {time.monotonic() - t0:.1f} s: {c.sinfo()}")
+    # Further failing checks leave it as it is.
+    c.wait_checks(1)
+    assert c.sinfo() == ("drained", drained), c.sinfo()
+
+    # 2. The fault clears: gpudoctor resumes its own drain.
+    c.set_scenario("healthy")
+    t0 = time.monotonic()
+    c.wait_for("resumed", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
+    print(f"resumed in {time.monotonic() - t0:.1f} s")
+
+    # 3. An admin's drain is never lifted nor relabelled, healthy or failing.
+    r = c.run(which("scontrol"), "update", f"nodename={c.host}", "state=drain",
+              "reason=admin: maintenance")
+    assert r.returncode == 0, r.stderr
+    for word in ("healthy", "failing"):
+        c.set_scenario(word)
+        c.wait_checks(2)
+        assert c.sinfo() == ("drained", "admin: maintenance"), (word, c.sinfo())
+    print("admin drain kept over two health checks, healthy and failing")
+    r = c.run(which("scontrol"), "update", f"nodename={c.host}", "state=resume")
+    assert r.returncode == 0, r.stderr
+
+    # What gpudoctor printed, one line per check, as slurmd would log it.
+    with open(c.hc_log) as f:
+        lines = [line for line in f if line.startswith("gpudoctor")]
+    for want in ("drained: " + drained, "resumed: healthy again", "by someone else"):
+        assert any(want in line for line in lines), (want, lines[-10:])
+
+
+def main():
+    args = sys.argv[1:]
+    if "--sanitized" in args:
+        print("skipped: sanitized build")
+        return SKIP
+    positional = [a for a in args if not a.startswith("--")]
+    gd, fakes = os.path.abspath(positional[0]), os.path.abspath(positional[1])
+    if os.geteuid() != 0:
+        print("skipped: needs root (slurmd, munged as user munge)")
+        return SKIP
+    missing = [t for t in TOOLS if which(t) is None]
+    try:
+        pwd.getpwnam("munge")
+    except KeyError:
+        missing.append("user munge")
+    if missing:
+        print("skipped: missing " + ", ".join(missing) + " (apt-get install slurm-wlm munge)")
+        return SKIP
+    # ctest's timeout sends SIGTERM: stop the daemons on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    tmp = tempfile.mkdtemp(prefix="gd-slurm-")
+    os.chmod(tmp, 0o755)  # munged (user munge) reaches its socket dir inside
+    c = Cluster(gd, fakes, tmp)
+    ok = False
+    try:
+        c.start_slurm()
+        test(c)
+        ok = True
+    except AssertionError as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+    finally:
+        c.stop()
+        if not ok:
+            c.dump_logs()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
