@@ -46,6 +46,19 @@ def rss_kib(pid):
         return int(f.read().split()[1]) * PAGE_KIB
 
 
+def memory_kib(pid):
+    """(Pss, private) from smaps_rollup: RSS counts every shared-library page
+    the process touched in full; Pss shares them out among the processes
+    mapping them; private pages are this process's alone."""
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                out[parts[0].rstrip(":")] = int(parts[1])
+    return out.get("Pss", 0), out.get("Private_Clean", 0) + out.get("Private_Dirty", 0)
+
+
 def children(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -167,6 +180,8 @@ def main():
         print(f"gpudoctor serve, {'this machine' if real else '8 fake GPUs'}, "
               f"sampling every 1 s; {n} scrapes each:")
         gd_per = report("gpudoctor serve", cpu, wall, n, body, rss_kib(gd.pid), idle)
+        pss, private = memory_kib(gd.pid)
+        print(f"{'':28} Pss {pss / 1024:.1f} MiB, private {private / 1024:.1f} MiB")
         for child in children(gd.pid):
             print(f"{'  its NVML sampler child':28} {cpu_seconds(child) * 1000:6.1f} ms CPU in all  "
                   f"{rss_kib(child) / 1024:6.1f} MiB RSS (a separate process)")
@@ -182,6 +197,8 @@ def main():
         wait_http(nport, "/metrics")
         ncpu, nwall, nbody = measure(node.pid, nport, n)
         node_per = report("prometheus-node-exporter", ncpu, nwall, n, nbody, rss_kib(node.pid))
+        pss, private = memory_kib(node.pid)
+        print(f"{'':28} Pss {pss / 1024:.1f} MiB, private {private / 1024:.1f} MiB")
         if node_per > 0:
             print(f"ratio: gpudoctor serve costs {gd_per / node_per:.2f}x node-exporter's CPU per "
                   f"scrape, {rss_kib(gd.pid) / rss_kib(node.pid):.2f}x its RSS")

@@ -91,7 +91,7 @@ set(GD_PC_VERSION ${PROJECT_VERSION})
 set(GD_PC_PREFIX "@GD_PC_PREFIX@")  # kept for the install-time pass
 configure_file(${CMAKE_SOURCE_DIR}/cmake/gpudoctor.pc.in ${CMAKE_BINARY_DIR}/gpudoctor.pc.in @ONLY)
 
-install(TARGETS gpudoctor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS gpudoctor gpudoctor-serve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS gpudoctor_shared
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpudoctor)

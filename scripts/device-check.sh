@@ -48,10 +48,11 @@ if [ "${1:-}" = "--stage" ]; then
   rm -rf "$dst"
   mkdir -p "$dst/lib" "$dst/lib-cxx"
   strip -o "$dst/gpudoctor" "$src/gpudoctor"
+  strip -o "$dst/gpudoctor-serve" "$src/gpudoctor-serve"
   strip -o "$dst/libgpudoctor.so.0" "$(readlink -f "$src/libgpudoctor.so.0")"
   # Everything the two need except the C library itself, which any Linux
   # machine has (the binaries need glibc >= the newest GLIBC_ version below).
-  { ldd "$dst/gpudoctor"; ldd "$dst/libgpudoctor.so.0"; } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+  { ldd "$dst/gpudoctor"; ldd "$dst/gpudoctor-serve"; ldd "$dst/libgpudoctor.so.0"; } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
     sort -u | while read -r name path; do
       case "$name" in
         libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;

@@ -121,8 +121,11 @@ struct ServeArgs {
   std::string log_window = "2h";          // --log-window, as for check
   std::string from;                       // --from SNAPSHOT: serve a recorded machine (demo)
 };
-void setup_serve(CLI::App* app, ServeArgs* args);
+void setup_serve(CLI::App* app, ServeArgs* args);  // in gpudoctor-serve only
 int run_serve(const ServeArgs& args);
+// `gpudoctor serve ...` becomes gpudoctor-serve (beside this binary, else on
+// PATH) with the same arguments; returns only when that fails (exit 3).
+int exec_serve_binary(char** argv);
 
 struct HistoryArgs {
   std::string db;     // --db FILE ("" = default state path)

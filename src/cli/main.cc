@@ -14,6 +14,11 @@ constexpr const char* kAbout =
 
 int main(int argc, char** argv) {
   if (gd::is_probe_child(argc, argv)) return gd::run_probe_child(argc, argv);
+#ifndef GD_SERVE_BINARY
+  // The exporter is its own binary (CMakeLists.txt says why); `serve` and
+  // its --help are answered there.
+  if (argc >= 2 && std::string_view(argv[1]) == "serve") return gd::exec_serve_binary(argv);
+#endif
 
   CLI::App app{kAbout, "gpudoctor"};
   app.set_version_flag("--version", std::string("gpudoctor ") + GD_VERSION);
@@ -55,7 +60,11 @@ int main(int argc, char** argv) {
       {"run", "Check first, then run a command on the healthy GPUs with the right settings",
        [&](CLI::App* a) { gd::setup_run(a, &run); }, [&] { return gd::run_run(run); }},
       {"serve", "Export GPU health to Prometheus, keep a history, serve a status page",
+#ifdef GD_SERVE_BINARY
        [&](CLI::App* a) { gd::setup_serve(a, &serve); }, [&] { return gd::run_serve(serve); }},
+#else
+       [](CLI::App*) {}, [] { return gd::kExitInternal; }},
+#endif
       {"history", "Past reports and kernel events from the history database",
        [&](CLI::App* a) { gd::setup_history(a, &history); },
        [&] { return gd::run_history(history); }},

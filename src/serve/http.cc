@@ -22,6 +22,7 @@
 #include <httplib.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
@@ -325,6 +326,10 @@ Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHan
   svr_->set_socket_options([all](int sock) {
     int yes = 1, no = 0;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    // Headers and body go out in separate writes: with Nagle on, the body
+    // waits for the client's delayed ACK, 40 ms per keep-alive scrape.
+    // Accepted sockets inherit the flag from the listening one.
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
     // ":PORT" means every interface, IPv4 included (the "::" socket answers both).
     if (all) setsockopt(sock, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof no);
   });
