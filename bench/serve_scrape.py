@@ -19,6 +19,7 @@ usage: bench/serve_scrape.py [BUILD_DIR] [SCRAPES]     (default build, 500)
        bench/serve_scrape.py --real [SCRAPES] [--save DIR]
          --real: this machine's NVML (a GPU machine), no fakes; --save keeps
          every scrape body as DIR/scrape-NNN.prom for `promtool check metrics`.
+         The binaries come from $GD_BIN_DIR when set (scripts/device-check.sh).
 """
 import http.client
 import os
@@ -136,6 +137,8 @@ def gpudoctor_cmd(build, real, port):
     cmd = [gd, "serve", "--listen", f"127.0.0.1:{port}", "--interval", "1s",
            "--check-interval", "1h", "--no-history"]
     env = {"PATH": "/usr/bin:/bin"}
+    if os.environ.get("LD_LIBRARY_PATH"):  # staged libraries (scripts/device-check.sh)
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     if not real:
         fakes = os.path.join(build, "fakes")
         cmd += ["--root", os.path.join(SRC, "tests/roots/hgx-8xh100"),
@@ -164,7 +167,8 @@ def main():
         os.makedirs(save_dir, exist_ok=True)
         del args[args.index("--save"):args.index("--save") + 2]
     args = [a for a in args if a != "--real"]
-    build = os.path.abspath(os.path.join(SRC, "build") if real or not args else args.pop(0))
+    default_build = os.environ.get("GD_BIN_DIR") or os.path.join(SRC, "build")
+    build = os.path.abspath(default_build if real or not args else args.pop(0))
     n = int(args[0]) if args else (200 if real else 500)
 
     port = free_port()

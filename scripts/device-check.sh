@@ -224,6 +224,12 @@ if [ -n "$GD" ]; then
   step topo-text 90 topo.txt "${gdenv[@]}" "$GD" topo "${gd_args[@]}"
   # shellcheck disable=SC2086
   step logs-json 60 logs.json "${gdenv[@]}" "$GD" logs --json ${GD_LOG_ARGS:-}
+  # The exporter on real NVML: 200 scrapes, CPU per scrape and memory; the
+  # scrapes are kept (scrapes/) for `promtool check metrics` back home.
+  if [ -z "${GD_ARGS:-}" ] && [ -x "$bin/gpudoctor-serve" ]; then
+    step serve-scrape 120 serve-scrape.txt "${gdenv[@]}" env GD_BIN_DIR="$bin" \
+      "$PY" bench/serve_scrape.py --real 200 --save "$OUT/scrapes"
+  fi
 fi
 
 # ---------------------------------------------------------------- kernel log

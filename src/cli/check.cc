@@ -48,13 +48,8 @@ void setup_check(CLI::App* app, CheckArgs* args) {
   app->add_option("--skip", args->skip, "Skip these checks, finding ids or areas")
       ->option_text("IDS")
       ->delimiter(',');
-  app->add_option("--log-window", args->log_window,
-                  "Kernel-log events older than this no longer fail the node (default 2h)")
-      ->option_text("DURATION");
-  app->add_option("--config", args->config,
-                  "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
-                  "built-in")
-      ->option_text("FILE");
+  add_log_window_option(app, &args->log_window);
+  add_config_option(app, &args->config);
   app->add_option("--format", args->format,
                   "Output: text, json (as --json) or npd (node-problem-detector's plugin "
                   "protocol: one line, exit 0 ok, 1 problem, 2 unknown)")

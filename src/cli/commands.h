@@ -23,6 +23,10 @@ void print_error(std::string_view message);
 
 // --root, --nvml-lib, --cuda-lib, --cudart-lib, --deadline.
 void add_probe_options(CLI::App* app, ProbeOptions* opt);
+// --config FILE (health thresholds) and --log-window DURATION, as every
+// command that runs the checks takes them.
+void add_config_option(CLI::App* app, std::string* path);
+void add_log_window_option(CLI::App* app, std::string* window);
 // The running binary, re-executed as the probe child.
 std::string self_exe_path();
 // The snapshot in `from` when given (--from FILE), else this machine probed

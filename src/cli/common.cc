@@ -36,6 +36,19 @@ Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& prob
   return collect_snapshot(opt);
 }
 
+void add_config_option(CLI::App* app, std::string* path) {
+  app->add_option("--config", *path,
+                  "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
+                  "built-in")
+      ->option_text("FILE");
+}
+
+void add_log_window_option(CLI::App* app, std::string* window) {
+  app->add_option("--log-window", *window,
+                  "Kernel-log events older than this no longer fail the node (default 2h)")
+      ->option_text("DURATION");
+}
+
 std::string self_exe_path() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);

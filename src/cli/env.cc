@@ -25,8 +25,7 @@ void setup_env(CLI::App* app, EnvArgs* args) {
       ->option_text("FORMAT");
   app->add_option("--from", args->from, "Use a snapshot recorded by `gpudoctor snapshot`")
       ->option_text("FILE");
-  app->add_option("--config", args->config, "Health thresholds (docs/config.md)")
-      ->option_text("FILE");
+  add_config_option(app, &args->config);
   add_probe_options(app, &args->probe);
 }
 

@@ -98,13 +98,8 @@ void setup_labels(CLI::App* app, LabelsArgs* args) {
       ->option_text("DIR");
   app->add_option("--from", args->from, "Label from a snapshot recorded by `gpudoctor snapshot`")
       ->option_text("SNAPSHOT");
-  app->add_option("--config", args->config,
-                  "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
-                  "built-in")
-      ->option_text("FILE");
-  app->add_option("--log-window", args->log_window,
-                  "Kernel-log events older than this no longer fail the node (default 2h)")
-      ->option_text("DURATION");
+  add_config_option(app, &args->config);
+  add_log_window_option(app, &args->log_window);
   app->add_option("--expiry", args->expiry,
                   "NFD drops the labels this long after they were written unless rewritten "
                   "(\"10m\"; default: never), so a node whose labeller stopped does not keep "

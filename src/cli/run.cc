@@ -233,8 +233,7 @@ void setup_run(CLI::App* app, RunArgs* args) {
                 "OMPI_COMM_WORLD_LOCAL_RANK)");
   app->add_option("--json-report", args->json_report, "Write the gpudoctor.report/v1 JSON here")
       ->option_text("FILE");
-  app->add_option("--config", args->config, "Health thresholds (docs/config.md)")
-      ->option_text("FILE");
+  add_config_option(app, &args->config);
   add_probe_options(app, &args->probe);
   // After `--` every word is the command's, its options included; without
   // `--` a command word that looks like an option is a usage error.

@@ -105,13 +105,8 @@ void setup_serve(CLI::App* app, ServeArgs* args) {
   app->add_option("--web-config", args->web_config,
                   "TLS and basic auth, in Prometheus' exporter web-config YAML form")
       ->option_text("FILE");
-  app->add_option("--config", args->config,
-                  "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
-                  "built-in")
-      ->option_text("FILE");
-  app->add_option("--log-window", args->log_window,
-                  "Kernel-log events older than this no longer fail the node (default 2h)")
-      ->option_text("DURATION");
+  add_config_option(app, &args->config);
+  add_log_window_option(app, &args->log_window);
   app->add_option("--from", args->from,
                   "Serve a snapshot recorded by `gpudoctor snapshot` instead of this machine "
                   "(demo and test mode: no NVML child, no kernel-log follower)")

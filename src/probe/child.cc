@@ -70,6 +70,49 @@ std::string signal_name(int sig) {
   return "signal " + std::to_string(sig);
 }
 
+pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env, int in_fd, int out_fd, int err_fd,
+                         std::initializer_list<int> default_signals, std::string* error) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (in_fd < 0) {
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  } else {
+    posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+  }
+  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
+  // A library's host (a Python process) may hold descriptors without
+  // close-on-exec, the exporter its listening sockets and the history
+  // database: a child that may outlive us stuck in the kernel keeps none.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  for (int sig : default_signals) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches its children too
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> argv = c_strings(exe, args);
+  std::vector<char*> envp = c_strings("", env);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    *error = "cannot run " + exe + ": " + std::strerror(rc);
+    return -1;
+  }
+  return pid;
+}
+
 struct ChildRunner::Proc {
   ChildResult result;
   pid_t pid = -1;
@@ -119,37 +162,13 @@ size_t ChildRunner::start(const ChildSpec& spec) {
     return id;
   }
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
-  // A library's host (a Python process) may hold descriptors without
-  // close-on-exec; the probe child must not keep them open.
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches its children too
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv = c_strings(spec.exe, spec.args);
-  std::vector<char*> envp = c_strings("", spec.env);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, spec.exe.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  std::string spawn_error;
+  pid_t pid =
+      spawn_in_own_group(spec.exe, spec.args, spec.env, -1, out[1], err[1], {}, &spawn_error);
   close(out[1]);
   close(err[1]);
-  if (rc != 0) {
-    proc->result.start_error = "cannot run " + spec.exe + ": " + std::strerror(rc);
+  if (pid < 0) {
+    proc->result.start_error = spawn_error;
     close(out[0]);
     close(err[0]);
     proc->done = true;

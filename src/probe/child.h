@@ -5,8 +5,11 @@
 // it passes, and reports what happened as data.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +40,16 @@ struct ChildResult {
 
 // "SIGSEGV"; "signal 77" for one without a name.
 std::string signal_name(int sig);
+
+// posix_spawn of a probe child (ChildRunner's children, the exporter's NVML
+// sampler): no PATH search, `env` as its whole environment, stdin from
+// `in_fd` (-1: /dev/null), stdout and stderr to `out_fd`/`err_fd`, no other
+// descriptor inherited, every signal unblocked and `default_signals` (and
+// SIGPIPE) reset to their default action, in a process group of its own so
+// a kill reaches whatever it starts. Returns the pid, or -1 with *error.
+pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                         const std::vector<std::string>& env, int in_fd, int out_fd, int err_fd,
+                         std::initializer_list<int> default_signals, std::string* error);
 
 // Runs children concurrently under one absolute deadline: start() them all,
 // then wait() for each or wait_all(). Waiting services every child's pipes,

@@ -90,14 +90,6 @@ bool drain(int fd, std::string* into, size_t keep_tail) {
   }
 }
 
-std::vector<char*> c_strings(const std::string& first, const std::vector<std::string>& rest) {
-  std::vector<char*> v;
-  if (!first.empty()) v.push_back(const_cast<char*>(first.c_str()));
-  for (const auto& s : rest) v.push_back(const_cast<char*>(s.c_str()));
-  v.push_back(nullptr);
-  return v;
-}
-
 }  // namespace
 
 std::string nvml_sample_problem(const NvmlInfo& n) {
@@ -155,38 +147,14 @@ bool NvmlSampler::start_child(std::string* error) {
     }
     return false;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
-  // Listening sockets and the history database must not leak into a child
-  // that may outlive us stuck in the kernel.
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the kill reaches its children too
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = {"__probe-nvml-sampler", "--lib", opt_.nvml_lib};
-  std::vector<char*> argv = c_strings(opt_.exe, args);
-  std::vector<char*> envp = c_strings("", opt_.env);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, opt_.exe.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  std::string spawn_error;
+  pid_t pid =
+      spawn_in_own_group(opt_.exe, {"__probe-nvml-sampler", "--lib", opt_.nvml_lib}, opt_.env,
+                         sv[1], sv[1], err[1], {SIGTERM, SIGINT, SIGHUP}, &spawn_error);
   close(sv[1]);
   close(err[1]);
-  if (rc != 0) {
-    *error = "could not start: cannot run " + opt_.exe + ": " + std::strerror(rc);
+  if (pid < 0) {
+    *error = "could not start: " + spawn_error;
     close(sv[0]);
     close(err[0]);
     return false;

@@ -66,20 +66,9 @@ std::string age(int64_t ms) {
   return fmt::format("{} d", s / 86400);
 }
 
+// The CSS class of a severity: its name, "na" for "n/a".
 const char* sev_class(Severity s) {
-  switch (s) {
-    case Severity::kOk:
-      return "ok";
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarn:
-      return "warn";
-    case Severity::kFail:
-      return "fail";
-    case Severity::kNotApplicable:
-      return "na";
-  }
-  return "na";
+  return s == Severity::kNotApplicable ? "na" : severity_name(s);
 }
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.1f}", bytes / 1073741824.0); }
