@@ -250,12 +250,24 @@ Result<Db> open_db(const std::string& path, OpenMode mode) {
   if (fd < 0) return Error{path + ": " + std::strerror(errno)};
   close(fd);
 
+  // A reader opens read-write where it may, and then only queries: after a
+  // writer was killed, the WAL index must be rebuilt before anyone can read,
+  // and a read-only connection cannot do that ("attempt to write a readonly
+  // database"). Where the file or its directory is not writable, read-only
+  // is all there is.
   sqlite3* h = nullptr;
-  int flags = mode == OpenMode::kRead ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  bool may_write = mode != OpenMode::kRead ||
+                   (access(path.c_str(), W_OK) == 0 && access(dir.c_str(), W_OK) == 0);
+  int flags = may_write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
   int rc = sqlite3_open_v2(path.c_str(), &h, flags, nullptr);
   Db db(h);
   if (rc != SQLITE_OK) return Error{path + ": cannot open: " + db.errmsg()};
   sqlite3_busy_timeout(h, kBusyTimeoutMs);
+  if (mode == OpenMode::kRead && may_write) {
+    sqlite3_exec(h, "PRAGMA query_only = ON", nullptr, nullptr, nullptr);
+  }
 
   auto id = read_identity(h, path);
   if (!id.ok()) return Error{id.error()};

@@ -41,7 +41,22 @@ def check(db, gpudoctor, acked_report, acked_events, failures, round_no):
         if acked_report:
             failures.append(f"{where}: {db} is gone after {acked_report} acknowledged reports")
         return
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    # gpudoctor history first: after a kill its reader is the one that finds
+    # the WAL index to rebuild (a read-only connection cannot).
+    p = subprocess.run([gpudoctor, "history", "--db", db, "--json"], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 0:
+        # Killed before the first commit: the file may still be blank.
+        blank = acked_report == 0 and "empty database" in p.stderr
+        if not blank:
+            failures.append(f"{where}: gpudoctor history exit {p.returncode}: {p.stderr.strip()}")
+    else:
+        out = json.loads(p.stdout)
+        if out["schema"] != "gpudoctor.history/v1" or out["reports"]["count"] < min(acked_report, 1):
+            failures.append(f"{where}: gpudoctor history says {out['reports']}")
+
+    con = sqlite3.connect(f"file:{db}?mode=rw", uri=True)
+    con.execute("PRAGMA query_only = ON")
     try:
         result = con.execute("PRAGMA integrity_check").fetchall()
         if result != [("ok",)]:
@@ -71,18 +86,6 @@ def check(db, gpudoctor, acked_report, acked_events, failures, round_no):
             failures.append(f"{where}: {orphans} findings without their report")
     finally:
         con.close()
-
-    p = subprocess.run([gpudoctor, "history", "--db", db, "--json"], capture_output=True,
-                       text=True, timeout=60)
-    if p.returncode != 0:
-        # Killed before the first commit: the file may still be blank.
-        blank = acked_report == 0 and "empty database" in p.stderr
-        if not blank:
-            failures.append(f"{where}: gpudoctor history exit {p.returncode}: {p.stderr.strip()}")
-        return
-    out = json.loads(p.stdout)
-    if out["schema"] != "gpudoctor.history/v1" or out["reports"]["count"] < min(acked_report, 1):
-        failures.append(f"{where}: gpudoctor history says {out['reports']}")
 
 
 def main():
