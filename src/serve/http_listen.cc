@@ -2,10 +2,14 @@
 
 #include <charconv>
 
+#include "probe/text.h"
+
 namespace gd {
 
 Result<ListenAddress> parse_listen_address(const std::string& listen) {
-  const std::string want = "expected HOST:PORT, [IPV6]:PORT or :PORT, got '" + listen + "'";
+  // Errors quote what was given, control characters escaped: one line.
+  const std::string shown = printable(listen, 80);
+  const std::string want = "expected HOST:PORT, [IPV6]:PORT or :PORT, got '" + shown + "'";
   ListenAddress a;
   std::string port_text;
   if (!listen.empty() && listen[0] == '[') {
@@ -15,7 +19,7 @@ Result<ListenAddress> parse_listen_address(const std::string& listen) {
     }
     a.host = listen.substr(1, close - 1);
     if (a.host.empty() || a.host.find(':') == std::string::npos) {
-      return Error{"--listen: brackets hold an IPv6 address, got '" + listen + "'"};
+      return Error{"--listen: brackets hold an IPv6 address, got '" + shown + "'"};
     }
     port_text = listen.substr(close + 2);
   } else {
@@ -23,7 +27,7 @@ Result<ListenAddress> parse_listen_address(const std::string& listen) {
     if (colon == std::string::npos) return Error{"--listen: " + want};
     a.host = listen.substr(0, colon);
     if (a.host.find(':') != std::string::npos) {
-      return Error{"--listen: write an IPv6 address in brackets, as [::1]:9835, got '" + listen +
+      return Error{"--listen: write an IPv6 address in brackets, as [::1]:9835, got '" + shown +
                    "'"};
     }
     port_text = listen.substr(colon + 1);
@@ -34,14 +38,15 @@ Result<ListenAddress> parse_listen_address(const std::string& listen) {
   }
   for (char c : a.host) {
     if (c == ' ' || c == '/' || c == '\t' || static_cast<unsigned char>(c) < 0x20) {
-      return Error{"--listen: bad host in '" + listen + "'"};
+      return Error{"--listen: bad host in '" + shown + "'"};
     }
   }
   int port = -1;
   const char* end = port_text.data() + port_text.size();
   auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
   if (port_text.empty() || ec != std::errc() || ptr != end || port < 0 || port > 65535) {
-    return Error{"--listen: port must be a number from 0 to 65535, got '" + port_text + "'"};
+    return Error{"--listen: port must be a number from 0 to 65535, got '" +
+                 printable(port_text, 80) + "'"};
   }
   a.port = port;
   return a;

@@ -9,6 +9,8 @@
 #include <memory>
 #include <sstream>
 
+#include "probe/text.h"
+
 namespace gd {
 namespace {
 
@@ -152,7 +154,9 @@ std::string sha256(const std::string& s) {
 
 }  // namespace
 
-Result<WebConfig> parse_web_config(const std::string& yaml, const std::string& base_dir) {
+namespace {
+
+Result<WebConfig> parse_yaml(const std::string& yaml, const std::string& base_dir) {
   WebConfig wc;
   try {
     YAML::Node root = YAML::Load(yaml);
@@ -178,6 +182,16 @@ Result<WebConfig> parse_web_config(const std::string& yaml, const std::string& b
   } catch (const YAML::Exception& e) {
     return Error{"not valid YAML: " + e.msg + " (line " + std::to_string(e.mark.line + 1) + ")"};
   }
+  return wc;
+}
+
+}  // namespace
+
+Result<WebConfig> parse_web_config(const std::string& yaml, const std::string& base_dir) {
+  auto wc = parse_yaml(yaml, base_dir);
+  // Keys and values are quoted in errors as the file has them, newlines and
+  // all (fuzz_web_config): the error stays one printable line.
+  if (!wc.ok()) return Error{printable(wc.error(), 300)};
   return wc;
 }
 
