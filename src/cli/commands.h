@@ -29,6 +29,8 @@ void add_config_option(CLI::App* app, std::string* path);
 void add_log_window_option(CLI::App* app, std::string* window);
 // The running binary, re-executed as the probe child.
 std::string self_exe_path();
+// `name` in this binary's directory when it is there and executable, else "".
+std::string sibling_exe(const std::string& name);
 // The snapshot in `from` when given (--from FILE), else this machine probed
 // with `probe`. Error: the file could not be read or is no snapshot.
 Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe);

@@ -49,6 +49,14 @@ void add_log_window_option(CLI::App* app, std::string* window) {
       ->option_text("DURATION");
 }
 
+std::string sibling_exe(const std::string& name) {
+  std::string self = self_exe_path();
+  size_t slash = self.rfind('/');
+  if (slash == std::string::npos) return "";
+  std::string path = self.substr(0, slash + 1) + name;
+  return access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
 std::string self_exe_path() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);

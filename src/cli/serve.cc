@@ -12,13 +12,12 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "history/store.h"
+#include "probe/child.h"
 #include "serve/daemon.h"
 #include "serve/http_listen.h"
 #include "serve/web_config.h"
 #include "snapshot/snapshot_json.h"
 #include "util/duration.h"
-
-extern char** environ;
 
 namespace gd {
 namespace {
@@ -61,21 +60,13 @@ class Notes {
   std::vector<std::string> pending_;
 };
 
-std::vector<std::string> current_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
-
 // The probe children (the NVML sampler, the check's NVML and CUDA probes)
 // are the plain gpudoctor beside this binary when there is one: it answers
 // the same hidden modes without loading the HTTP and TLS libraries, about
 // 3 ms and 6 MB less per child.
 std::string probe_child_exe() {
-  std::string self = self_exe_path();
-  std::string plain = self.substr(0, self.rfind('/') + 1) + "gpudoctor";
-  if (self.find('/') != std::string::npos && access(plain.c_str(), X_OK) == 0) return plain;
-  return self;
+  std::string plain = sibling_exe("gpudoctor");
+  return plain.empty() ? self_exe_path() : plain;
 }
 
 }  // namespace

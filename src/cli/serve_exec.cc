@@ -12,16 +12,14 @@ namespace gd {
 
 int exec_serve_binary(char** argv) {
   constexpr const char* kName = "gpudoctor-serve";
-  std::string self = self_exe_path();
-  std::string beside = self.substr(0, self.rfind('/') + 1) + kName;
-  if (self.find('/') != std::string::npos && access(beside.c_str(), X_OK) == 0) {
+  if (std::string beside = sibling_exe(kName); !beside.empty()) {
     execv(beside.c_str(), argv);
     print_error("serve: cannot run " + beside + ": " + std::strerror(errno));
     return kExitInternal;
   }
   // Installed elsewhere (a package splitting bin/ and libexec/): PATH.
   execvp(kName, argv);
-  print_error(std::string("serve: needs ") + kName + " beside " + self +
+  print_error(std::string("serve: needs ") + kName + " beside " + self_exe_path() +
               " or on PATH: " + std::strerror(errno));
   return kExitInternal;
 }

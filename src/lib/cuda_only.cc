@@ -13,8 +13,6 @@
 #include "probe/hw_common.h"
 #include "snapshot/snapshot_json.h"
 
-extern char** environ;
-
 namespace gd::lib {
 
 CudaRun probe_cuda_only(const CudaOptions& opt, const std::string& exe) {
@@ -24,11 +22,10 @@ CudaRun probe_cuda_only(const CudaOptions& opt, const std::string& exe) {
   ProbeOptions probe;
   probe.cuda_lib = opt.cuda_lib;
   probe.cudart_lib = opt.cudart_lib;
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
   ChildRunner runner(deadline);
-  return cuda_from_child(runner.wait(runner.start(cuda_spec(exe, probe, env, "user"))), probe,
-                         "user");
+  return cuda_from_child(
+      runner.wait(runner.start(cuda_spec(exe, probe, current_environment(), "user"))), probe,
+      "user");
 }
 
 std::string cuda_unavailable_reason(const CudaRun& r) {

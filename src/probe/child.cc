@@ -19,6 +19,8 @@
 #include <cerrno>
 #include <cstring>
 
+extern char** environ;
+
 namespace gd {
 namespace {
 
@@ -68,6 +70,22 @@ std::string signal_name(int sig) {
   if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
 #endif
   return "signal " + std::to_string(sig);
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  return env;
+}
+
+void record_exit(int status, ChildResult* r) {
+  r->reaped = true;
+  if (WIFEXITED(status)) {
+    r->exited = true;
+    r->exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r->signal = WTERMSIG(status);
+  }
 }
 
 pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
@@ -229,16 +247,6 @@ bool drain(int fd, std::string* into, size_t max, bool keep_tail, bool* truncate
     if (n == 0) return false;
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK;  // other errors: treat as closed
-  }
-}
-
-void record_exit(int status, ChildResult* r) {
-  r->reaped = true;
-  if (WIFEXITED(status)) {
-    r->exited = true;
-    r->exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    r->signal = WTERMSIG(status);
   }
 }
 

@@ -41,6 +41,13 @@ struct ChildResult {
 // "SIGSEGV"; "signal 77" for one without a name.
 std::string signal_name(int sig);
 
+// This process's environment as "NAME=value" entries: what a probe child
+// gets unless a caller changes it.
+std::vector<std::string> current_environment();
+
+// A waitpid() status into r: reaped, and the exit code or the signal.
+void record_exit(int status, ChildResult* r);
+
 // posix_spawn of a probe child (ChildRunner's children, the exporter's NVML
 // sampler): no PATH search, `env` as its whole environment, stdin from
 // `in_fd` (-1: /dev/null), stdout and stderr to `out_fd`/`err_fd`, no other

@@ -19,8 +19,6 @@
 #include "probe/probe.h"
 #include "snapshot/snapshot_json.h"
 
-extern char** environ;
-
 namespace gd {
 namespace {
 
@@ -28,12 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 // A clean run in less time than this could not tell us anything.
 constexpr auto kMinCleanRunTime = std::chrono::milliseconds(200);
-
-std::vector<std::string> current_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
-  return env;
-}
 
 bool has_name(const std::string& entry, const std::string& name) {
   return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&

@@ -62,16 +62,6 @@ bool reap_within_grace(pid_t pid, int* status) {
   }
 }
 
-void fill_exit(int status, ChildResult* r) {
-  r->reaped = true;
-  if (WIFEXITED(status)) {
-    r->exited = true;
-    r->exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    r->signal = WTERMSIG(status);
-  }
-}
-
 // Reads what is there without blocking; false at end of file or error.
 bool drain(int fd, std::string* into, size_t keep_tail) {
   char buf[65536];
@@ -282,7 +272,7 @@ SampleResult NvmlSampler::sample() {
     if (err_ >= 0) drain(err_, &err_tail_, kMaxErrTail);
     int status = 0;
     if (pid_ > 0 && reap_within_grace(pid_, &status)) {
-      fill_exit(status, &cr);
+      record_exit(status, &cr);
       pid_ = -1;
       close_child();
     } else {
