@@ -163,6 +163,22 @@ struct DiffArgs {
 void setup_diff(CLI::App* app, DiffArgs* args);
 int run_diff(const DiffArgs& args);
 
+struct DiagArgs {
+  ProbeOptions probe;
+  int level = 1;             // --level 1|2|3
+  std::string gpus;          // --gpus LIST: indices, bus ids or UUIDs ("" = all)
+  double duration_s = 20;    // --duration S: each sustained test (levels 2, 3)
+  uint64_t seed = 1;         // --seed N
+  bool json = false;         // --json: gpudoctor.report/v1 with a "diag" object
+  std::string history;       // --history FILE ("" = default state path)
+  bool no_history = false;   // --no-history
+  std::string helper;        // --helper PATH (hidden): the gpudoctor-diag to run
+  std::string plant_fault;   // --plant-fault gemm|memory (hidden): prove a fault is caught
+  std::string from;          // --from SNAPSHOT (hidden, tests): the machine as recorded
+};
+void setup_diag(CLI::App* app, DiagArgs* args);
+int run_diag(const DiagArgs& args);
+
 // The hidden probe-child mode: `gpudoctor __probe-nvml|__probe-cuda ...`.
 bool is_probe_child(int argc, char** argv);
 int run_probe_child(int argc, char** argv);

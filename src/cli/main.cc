@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   gd::HistoryArgs history;
   gd::LabelsArgs labels;
   gd::DiffArgs diff;
+  gd::DiagArgs diag;
   // The table of subcommands.
   struct Command {
     const char* name;
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
        [&](CLI::App* a) { gd::setup_labels(a, &labels); }, [&] { return gd::run_labels(labels); }},
       {"diff", "Compare snapshots of nodes that should be identical; name the odd one out",
        [&](CLI::App* a) { gd::setup_diff(a, &diff); }, [&] { return gd::run_diff(diff); }},
+      {"diag", "Test the GPUs under load: compute, memory, links, NCCL scaling",
+       [&](CLI::App* a) { gd::setup_diag(a, &diag); }, [&] { return gd::run_diag(diag); }},
   };
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const Command& c : kCommands) {

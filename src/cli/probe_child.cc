@@ -2,7 +2,7 @@
 // `gpudoctor __probe-cuda --lib PATH --cudart PATH --label user|clean`:
 // the probe children that call NVML and CUDA (src/probe/child.cc runs them);
 // `gpudoctor __probe-nvml-sampler --lib PATH`: serve's long-lived NVML
-// sampler (src/probe/nvml_sampler.h, src/serve/sampler.cc runs it).
+// sampler (src/probe/nvml_sampler.h, src/probe/sampler.cc runs it).
 #include <signal.h>
 #include <sys/prctl.h>
 

@@ -1,5 +1,5 @@
 // The long-lived NVML sampler child (`gpudoctor __probe-nvml-sampler --lib
-// PATH`), used by `gpudoctor serve` (src/serve/sampler.h): it loads NVML and
+// PATH`), used by `gpudoctor serve` (src/probe/sampler.h): it loads NVML and
 // calls nvmlInit once, reads the identity of every GPU once, then answers
 // each request line on stdin with one NvmlInfo JSON line (identity + the
 // current memory and health of every GPU) on stdout, until end of input.

@@ -11,7 +11,7 @@
 #include "report/prometheus.h"
 #include "report/render.h"
 #include "report/report.h"
-#include "serve/sampler.h"
+#include "probe/sampler.h"
 #include "serve/status_page.h"
 
 namespace gd {

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "serve/exporter_state.h"
-#include "serve/sampler.h"
+#include "probe/sampler.h"
 
 namespace gd {
 

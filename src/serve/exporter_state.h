@@ -15,7 +15,7 @@
 
 namespace gd {
 
-// The long-lived NVML sampler (src/serve/sampler.h).
+// The long-lived NVML sampler (src/probe/sampler.h).
 struct SampleState {
   bool have_sample = false;  // false until the first good sample
   NvmlInfo nvml;             // the last good sample (identity + health per GPU)

@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "serve/sampler.h"
+#include "probe/sampler.h"
 
 namespace gd {
 namespace {

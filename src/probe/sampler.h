@@ -1,5 +1,5 @@
-// `gpudoctor serve`'s NVML sampler, parent side: one long-lived child
-// (`gpudoctor __probe-nvml-sampler`, src/probe/nvml_sampler.h) that keeps
+// The NVML sampler, parent side (`gpudoctor serve`, `gpudoctor diag`): one
+// long-lived child (`gpudoctor __probe-nvml-sampler`, src/probe/nvml_sampler.h) that keeps
 // NVML initialised and answers one request per sample. A child that hangs
 // past the deadline is killed (SIGKILL to its process group) and reaped; one
 // that died or answered garbage is replaced on the next call. A child stuck

@@ -3,7 +3,7 @@
 // MSG_NOSIGNAL, so a dead child is an error return, never a SIGPIPE. Its
 // stderr goes to a pipe whose tail explains an exit. One poll() waits for
 // the answer, the stderr pipe and cancel()'s eventfd until the deadline.
-#include "serve/sampler.h"
+#include "probe/sampler.h"
 
 #include <fcntl.h>
 #include <poll.h>

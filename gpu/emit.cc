@@ -1,0 +1,89 @@
+#include "emit.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace gdgpu {
+
+struct Line::Impl {
+  nlohmann::json j = nlohmann::json::object();
+  nlohmann::json* current = nullptr;  // the object add_object() started
+  bool sent = false;
+};
+
+Line::Line(const char* type) : impl_(std::make_unique<Impl>()) { impl_->j["type"] = type; }
+Line::~Line() = default;
+
+Line& Line::set(const char* key, const std::string& v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, const char* v) { return set(key, std::string(v)); }
+Line& Line::set(const char* key, double v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, int v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, int64_t v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, uint64_t v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, bool v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, const std::vector<std::string>& v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::set(const char* key, const std::vector<double>& v) {
+  impl_->j[key] = v;
+  return *this;
+}
+Line& Line::add_object(const char* key) {
+  auto& arr = impl_->j[key];
+  if (!arr.is_array()) arr = nlohmann::json::array();
+  arr.push_back(nlohmann::json::object());
+  impl_->current = &arr.back();
+  return *this;
+}
+Line& Line::set_in(const char* key, double v) {
+  if (impl_->current) (*impl_->current)[key] = v;
+  return *this;
+}
+Line& Line::set_in(const char* key, uint64_t v) {
+  if (impl_->current) (*impl_->current)[key] = v;
+  return *this;
+}
+Line& Line::set_in(const char* key, const std::string& v) {
+  if (impl_->current) (*impl_->current)[key] = v;
+  return *this;
+}
+
+void Line::send() {
+  if (impl_->sent) return;
+  impl_->sent = true;
+  // Non-finite numbers have no JSON form; dump() writes them as null, which
+  // the parent reads as "not measured".
+  const std::string s = impl_->j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+void emit_start(const char* test, const std::string& bus_id) {
+  Line("start").set("test", test).set("gpu", bus_id).send();
+}
+
+void emit_error(const char* test, const std::string& bus_id, const std::string& message) {
+  Line("error").set("test", test).set("gpu", bus_id).set("message", message).send();
+}
+
+}  // namespace gdgpu
