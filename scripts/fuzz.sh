@@ -16,7 +16,7 @@ seconds=${FUZZ_SECONDS:-60}
 seed=${FUZZ_SEED:-1}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=(fuzz_kmsg fuzz_log_line fuzz_explain fuzz_pci fuzz_config fuzz_history_since fuzz_web_config
-  fuzz_slurm)
+  fuzz_slurm fuzz_diag_helper)
 
 # Everything the targets link is instrumented for coverage and the
 # sanitizers; only the targets themselves link libFuzzer's main.
@@ -28,7 +28,7 @@ echo "== fuzz: build (${build}, clang)"
 cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DGD_FUZZ=ON -DGD_WERROR=OFF >/dev/null
+  -DGD_FUZZ=ON -DGD_WERROR=OFF -DGD_CUDA=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 work=$(mktemp -d)

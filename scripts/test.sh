@@ -8,7 +8,8 @@ bash scripts/deps.sh
 jobs=$(nproc)
 
 echo "== format check (clang-format, .clang-format)"
-mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc' 'fuzz/*.h')
+mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc' 'fuzz/*.h' \
+  'gpu/*.cc' 'gpu/*.h' 'gpu/*.cu')
 clang-format --dry-run --Werror "${files[@]}"
 
 echo "== build (warnings are errors) and test"

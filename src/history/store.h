@@ -54,6 +54,14 @@ class HistoryStore {
   // The same for the events of a given boot (tests, recorded logs).
   virtual Result<int> add_boot_events(int64_t unix_ms, std::string_view boot,
                                       const std::vector<KernelEvent>& events) = 0;
+  // One `gpudoctor diag` run (docs/diag.md): its verdict, the findings that
+  // say something (as add_report) and its JSON ({"run": ..., "figures":
+  // ...}, diag/json.h). Kept apart from the check reports, so a diag
+  // finding never reads as "cleared" by the next check.
+  virtual Result<bool> add_diag(int64_t unix_ms, const Report& r, std::string_view diag_json) {
+    (void)unix_ms, (void)r, (void)diag_json;
+    return Error{"this history keeps no diag runs"};
+  }
   // Drops reports (with their findings) older than cutoff_unix_ms, and
   // events last seen before it; returns rows removed (reports + events).
   virtual Result<int> prune(int64_t cutoff_unix_ms) = 0;
