@@ -21,9 +21,9 @@ struct HelperOptions {
 
 // One GPU to test, opened by its PCI bus id.
 struct Gpu {
-  std::string bus_id;     // normalized "0000:17:00.0"
-  std::string cpus;       // its NUMA-local CPUs ("0-15,32-47"); "" = any
-  int cuda_index = -1;    // cudaDeviceGetByPCIBusId
+  std::string bus_id;   // normalized "0000:17:00.0"
+  std::string cpus;     // its NUMA-local CPUs ("0-15,32-47"); "" = any
+  int cuda_index = -1;  // cudaDeviceGetByPCIBusId
   int cc_major = 0;
   int cc_minor = 0;
   int multiprocessors = 0;

@@ -8,7 +8,18 @@
 #       shared libraries they need that a GPU machine may lack (fmt,
 #       vectorscan, toml++, systemd and theirs; libstdc++ apart, as a
 #       fall-back). A few MiB, so it fits the device call's carry limit;
-#       the full build/ does not.
+#       the full build/ does not. gpudoctor-diag (the CUDA helper of
+#       `gpudoctor diag`, built where nvcc is) comes along when BUILD_DIR has
+#       it, but not the cuBLAS and NCCL it links (libcublas.so.13,
+#       libcublasLt.so.13, libnccl.so.2: about 800 MB): STAGED names them,
+#       and bench/diag_gpu.sh finds them on the GPU machine (a CUDA toolkit,
+#       or PyTorch's nvidia-cublas / nvidia-nccl wheels). $GD_STAGE_DIR
+#       (tests) stages elsewhere than build-device/.
+#
+#       The active diagnostics (`gpudoctor diag --level 2` against PyTorch,
+#       planted faults, start-up timings) are a separate call of about six
+#       minutes, too long for this script's budget: bash bench/diag_gpu.sh
+#       (bench/README.md), with the same carry.
 #
 #   bash scripts/device-check.sh
 #       On the GPU machine, from the repository root. Uses $GD_BIN_DIR, else
@@ -40,7 +51,7 @@ cd "$here" || exit 3
 # ---------------------------------------------------------------- --stage
 if [ "${1:-}" = "--stage" ]; then
   src=${2:-build}
-  dst=build-device
+  dst=${GD_STAGE_DIR:-build-device}
   if [ ! -x "$src/gpudoctor" ] || [ ! -e "$src/libgpudoctor.so.0" ]; then
     echo "device-check: $src has no gpudoctor / libgpudoctor.so.0; build it first" >&2
     exit 3
@@ -50,12 +61,21 @@ if [ "${1:-}" = "--stage" ]; then
   strip -o "$dst/gpudoctor" "$src/gpudoctor"
   strip -o "$dst/gpudoctor-serve" "$src/gpudoctor-serve"
   strip -o "$dst/libgpudoctor.so.0" "$(readlink -f "$src/libgpudoctor.so.0")"
-  # Everything the two need except the C library itself, which any Linux
-  # machine has (the binaries need glibc >= the newest GLIBC_ version below).
-  { ldd "$dst/gpudoctor"; ldd "$dst/gpudoctor-serve"; ldd "$dst/libgpudoctor.so.0"; } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+  diag_ldd=""
+  if [ -x "$src/gpudoctor-diag" ]; then
+    strip -o "$dst/gpudoctor-diag" "$src/gpudoctor-diag"
+    diag_ldd=$dst/gpudoctor-diag
+  fi
+  # Everything these need except the C library itself, which any Linux
+  # machine has (the binaries need glibc >= the newest GLIBC_ version below),
+  # and cuBLAS / NCCL, far over the carry limit (the GPU machine's own are used).
+  : > "$dst/.not-staged"
+  { ldd "$dst/gpudoctor"; ldd "$dst/gpudoctor-serve"; ldd "$dst/libgpudoctor.so.0"; [ -z "$diag_ldd" ] || ldd "$diag_ldd"; } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
     sort -u | while read -r name path; do
       case "$name" in
         libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;
+        libcublas.so.*|libcublasLt.so.*|libnccl.so.*)
+          echo "$name ($(($(stat -L -c %s "$path") / 1048576)) MiB)" >> "$dst/.not-staged" ;;
         libstdc++.so.*|libgcc_s.so.*) cp -L "$path" "$dst/lib-cxx/$name" ;;
         *) cp -L "$path" "$dst/lib/$name" ;;
       esac
@@ -66,7 +86,13 @@ if [ "${1:-}" = "--stage" ]; then
     echo "needs: $(objdump -T "$dst/gpudoctor" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1) $(objdump -T "$dst/gpudoctor" 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1)"
     echo "lib/: $(ls "$dst/lib" | tr '\n' ' ')"
     echo "lib-cxx/: $(ls "$dst/lib-cxx" | tr '\n' ' ')"
+    if [ -n "$diag_ldd" ]; then
+      echo "gpudoctor-diag: staged; needs from the GPU machine: $(tr '\n' ' ' < "$dst/.not-staged")(too big to carry; bench/diag_gpu.sh looks for them there)"
+    else
+      echo "gpudoctor-diag: not in $src (built only where nvcc is): gpudoctor diag cannot run there"
+    fi
   } > "$dst/STAGED"
+  rm -f "$dst/.not-staged"
   cat "$dst/STAGED"
   echo "size: $(du -sh "$dst" | cut -f1) -- run on the device with carry [\"$dst\"]: bash scripts/device-check.sh"
   exit 0

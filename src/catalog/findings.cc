@@ -1,5 +1,5 @@
 // Finding ids from shared/DESIGN.md "Stable interfaces" (first catalog,
-// 2026-12), extended with nvml.* and advice.* ids. Ids are never renamed.
+// 2026-12), extended with nvml.*, advice.* and the diag ids (issue 6). Ids are never renamed.
 #include "catalog/findings.h"
 
 namespace gd {
@@ -18,6 +18,9 @@ const std::vector<std::string_view> kNeedsReset = {
     "xid.136", "xid.140", "xid.143", "xid.150", "xid.154", "xid.155", "xid.156", "xid.158"};
 const std::vector<std::string_view> kNoDevices = {"devnodes.missing", "uvm.missing",
                                                   "visible-devices.hides-all"};
+// ACS redirect with a translating IOMMU slows or stops peer traffic, and
+// NCCL's rings with it.
+const std::vector<std::string_view> kP2pBroken = {"p2p.slow", "nccl.slow"};
 }  // namespace
 
 const std::vector<CatalogEntry>& finding_catalog() {
@@ -64,13 +67,23 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"persistence-mode.off",         "persistence mode is off",                                    72, false},
       {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},
       {"pcie.errors",                  "AER errors on a GPU's link",                                 81, false},
-      {"p2p.blocked",                  "PCIe settings break peer-to-peer",                           82, false},
+      {"p2p.blocked",                  "PCIe settings break peer-to-peer",                           82, false, kP2pBroken},
       {"thermal.high",                 "a GPU runs hot",                                             83, false},
       {"power.throttled",              "a GPU is power throttled",                                   84, false},
       {"clocks.throttled",             "a GPU's clocks are throttled",                               85, false},
-      {"ecc.uncorrectable",            "uncorrectable ECC errors",                                   86, false},
+      {"ecc.uncorrectable",            "uncorrectable ECC errors",                                   86, false, {"memory.test-failed"}},
       {"ecc.rows-pending",             "row remapping pending",                                      87, false},
       {"kernel-log.unreadable",        "the kernel log cannot be read",                              90, false},
+      // gpudoctor diag (issue 6): what the active tests measured. An
+      // incomplete run is a symptom of whatever stopped the GPU.
+      {"diag.incomplete",              "the active diagnostics did not run to the end",              63, true},
+      {"memory.test-failed",           "the GPU memory test found failing addresses",                91, false},
+      {"compute.mismatch",             "a GPU computed or copied wrong results",                     92, false},
+      {"perf.compute-slow",            "a GPU computes slower than a healthy one",                   93, false},
+      {"perf.memory-bandwidth-slow",   "a GPU's memory bandwidth is below a healthy one's",          94, false},
+      {"perf.pcie-slow",               "host<->GPU copies are slower than the PCIe link carries",    98, false},
+      {"p2p.slow",                     "peer-to-peer between GPUs is slow or not possible",          99, false},
+      {"nccl.slow",                    "NCCL all-reduce or multi-GPU scaling is slow",              100, false},
       {"xid.NN",                       "a decoded Xid event",                                        88, false},
       {"advice.device-order",          "what CUDA_DEVICE_ORDER=PCI_BUS_ID does here",                95, false},
       {"advice.nvml-based-check",      "what PYTORCH_NVML_BASED_CUDA_CHECK=1 does here",             96, false},

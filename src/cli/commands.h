@@ -122,6 +122,7 @@ struct ServeArgs {
   std::string history;                    // --history FILE ("" = default state path)
   bool no_history = false;                // --no-history
   std::string retention = "30d";          // --retention
+  std::string diag_max_age = "7d";        // --diag-max-age: a diag run's findings count this long
   std::string web_config;                 // --web-config FILE (TLS, basic auth)
   std::string config;                     // --config FILE: health thresholds
   std::string log_window = "2h";          // --log-window, as for check
@@ -165,16 +166,18 @@ int run_diff(const DiffArgs& args);
 
 struct DiagArgs {
   ProbeOptions probe;
-  int level = 1;             // --level 1|2|3
-  std::string gpus;          // --gpus LIST: indices, bus ids or UUIDs ("" = all)
-  double duration_s = 20;    // --duration S: each sustained test (levels 2, 3)
-  uint64_t seed = 1;         // --seed N
-  bool json = false;         // --json: gpudoctor.report/v1 with a "diag" object
-  std::string history;       // --history FILE ("" = default state path)
-  bool no_history = false;   // --no-history
-  std::string helper;        // --helper PATH (hidden): the gpudoctor-diag to run
-  std::string plant_fault;   // --plant-fault gemm|memory (hidden): prove a fault is caught
-  std::string from;          // --from SNAPSHOT (hidden, tests): the machine as recorded
+  int level = 1;                 // --level 1|2|3
+  std::string gpus;              // --gpus LIST: indices, bus ids or UUIDs ("" = all)
+  double duration_s = 20;        // --duration S: each sustained test (levels 2, 3)
+  uint64_t seed = 1;             // --seed N
+  bool json = false;             // --json: gpudoctor.report/v1 with a "diag" object
+  std::string history;           // --history FILE ("" = default state path)
+  bool no_history = false;       // --no-history
+  std::string helper;            // --helper PATH (hidden): the gpudoctor-diag to run
+  std::string plant_fault;       // --plant-fault gemm|memory (hidden): prove a fault is caught
+  std::string from;              // --from SNAPSHOT (hidden, tests): the machine as recorded
+  bool verbose = false;          // -v: also ok/n/a findings and each floor's basis
+  double helper_deadline_s = 0;  // --helper-deadline S (hidden, tests): 0 = diag_deadline_s()
 };
 void setup_diag(CLI::App* app, DiagArgs* args);
 int run_diag(const DiagArgs& args);

@@ -1,7 +1,235 @@
-// Placeholder: written by the issue-6 work.
+// gpudoctor diag: the active tests (docs/diag.md). Probe (or load a
+// snapshot), pick the GPUs, run the CUDA helper gpudoctor-diag as a child
+// with a deadline while NVML is sampled, judge its answer, print the report,
+// keep the run in the history, exit with the verdict's code.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "diag/evaluate.h"
+#include "diag/json.h"
+#include "diag/run_helper.h"
+#include "history/store.h"
+#include "probe/child.h"
+#include "report/diag_text.h"
+#include "report/render.h"
+#include "report/report.h"
 
 namespace gd {
-void setup_diag(CLI::App*, DiagArgs*) {}
-int run_diag(const DiagArgs&) { return kExitInternal; }
+namespace {
+
+constexpr const char* kLevels =
+    "Levels:\n"
+    "  1  seconds: a context on every GPU, a small kernel, host<->device copies, verified\n"
+    "  2  about 8 x --duration a GPU (3 min at the default 20 s): level 1, a memory test over "
+    "most\n"
+    "     of the free memory, a sustained GEMM per data type checked against a reference\n"
+    "     (TFLOP/s), device and PCIe bandwidth; temperature, power, clocks sampled\n"
+    "  3  level 2, then peer-to-peer bandwidth and latency of every pair, NCCL all-reduce\n"
+    "     bus bandwidth and the scaling of all GPUs against one\n"
+    "--duration is the length of each sustained test (levels 2, 3), so a level-2 run takes\n"
+    "about (memory test + 3 copies + one GEMM per data type) x duration per GPU. Results\n"
+    "are compared with the GPU model's datasheet figure and with the node's other GPUs.\n"
+    "Exit 0 ok, 1 warn, 2 fail, 3 the helper could not run, 64 usage (docs/diag.md).";
+
+// GEMM data types the helper runs on a GPU of this compute capability
+// (gpu/README.md: fp32; fp16 from 7.0; tf32 and bf16 from 8.0).
+int gemm_dtypes(int cc_major) { return cc_major >= 8 ? 4 : cc_major >= 7 ? 2 : 1; }
+
+// About how long the tests take, seconds: the helper runs the GPUs one
+// after the other, each sustained test for duration_s.
+double estimate_s(const Snapshot& s, const DiagArgs& args, const std::vector<std::string>& gpus) {
+  double total = 2;  // the helper's start: driver, cuBLAS
+  for (const auto& bus : gpus) {
+    int dtypes = 4;
+    for (const auto& g : s.nvml.gpus) {
+      if (g.pci_bus_id.ok() && g.pci_bus_id.value == bus && g.cc_major.ok()) {
+        dtypes = gemm_dtypes(g.cc_major.value);
+      }
+    }
+    total += 1;  // context, kernel, level-1 copies
+    if (args.level >= 2) total += (1 + 3 + dtypes) * args.duration_s;
+  }
+  if (args.level >= 3 && gpus.size() > 1) {
+    double pairs = static_cast<double>(gpus.size() * (gpus.size() - 1));
+    total += pairs * 0.5 + 2 * args.duration_s;  // p2p pairs; NCCL sizes and scaling
+  }
+  return total;
+}
+
+std::string about(double s) {
+  if (s < 90) return fmt::format("{:.0f} s", std::max(1.0, std::round(s)));
+  return fmt::format("{:.0f} min", std::round(s / 60));
+}
+
+bool nvml_worked(const Snapshot& s) {
+  return s.nvml.attempted && s.nvml.child_error.empty() && s.nvml.init_rc == 0;
+}
+
+// The helper said nothing a report can stand on: it did not start, or ended
+// before its hello line with no result or error line.
+bool no_answer(const DiagRun& run) {
+  bool said_something = run.cuda_runtime_version != 0 || !run.devices.empty() ||
+                        !run.tests.empty() || !run.copies.empty() || !run.memtests.empty() ||
+                        !run.gemms.empty() || !run.p2p.empty() || run.nccl || run.scaling ||
+                        !run.errors.empty();
+  return !run.incomplete.empty() && !said_something;
+}
+
+int64_t now_unix_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// The history keeps the run apart from check reports; a history that cannot
+// be written is a note, never the run's failure.
+void record_history(const DiagArgs& args, const Report& report, const std::string& diag_json) {
+  std::string path = args.history.empty() ? default_history_path() : args.history;
+  auto store = open_history(path, true);
+  if (!store.ok()) {
+    print_error("diag: not kept in the history " + path + ": " + store.error());
+    return;
+  }
+  auto added = (*store)->add_diag(now_unix_ms(), report, diag_json);
+  if (!added.ok()) print_error("diag: not kept in the history " + path + ": " + added.error());
+}
+
+}  // namespace
+
+void setup_diag(CLI::App* app, DiagArgs* args) {
+  app->description(
+      "Test the GPUs under load with the CUDA helper gpudoctor-diag: compute (GEMM, "
+      "verified), memory (a pattern test, bandwidth), PCIe, peer-to-peer and NCCL. Each "
+      "figure is compared with what the GPU model reaches and with the node's other GPUs.");
+  app->footer(kLevels);
+  app->add_option("--level", args->level,
+                  "1 (seconds), 2 (minutes a GPU) or 3 (level 2, then across GPUs)")
+      ->option_text("1|2|3")
+      ->check(CLI::Range(1, 3));
+  app->add_option("--gpus", args->gpus,
+                  "The GPUs to test: nvidia-smi indices, PCI bus ids or UUIDs, comma-separated "
+                  "(default: all)")
+      ->option_text("LIST");
+  app->add_option("--duration", args->duration_s,
+                  "Seconds each sustained test runs, levels 2 and 3 (default 20, 1 to 3600)")
+      ->option_text("S")
+      ->check(CLI::Range(1.0, 3600.0));
+  app->add_option("--seed", args->seed, "Seed of the random memory pattern and GEMM inputs")
+      ->option_text("N");
+  app->add_flag("--json", args->json,
+                "Print the gpudoctor.report/v1 JSON report with a \"diag\" object (run, figures)");
+  app->add_flag("-v,--verbose", args->verbose,
+                "Also list the findings that are ok or not applicable, and each floor's basis");
+  app->add_option(
+         "--history", args->history,
+         "Keep the run in this history database (SQLite; default " + default_history_path() + ")")
+      ->option_text("FILE");
+  app->add_flag("--no-history", args->no_history, "Do not keep the run in the history");
+  add_probe_options(app, &args->probe);
+  // Hidden (empty group): tests and bench/diag_gpu.sh.
+  app->add_option("--helper", args->helper, "The gpudoctor-diag to run")->group("");
+  app->add_option("--plant-fault", args->plant_fault, "Plant a fault the run must catch")
+      ->check(CLI::IsMember({"gemm", "memory"}))
+      ->group("");
+  app->add_option("--from", args->from, "Take the machine from a recorded snapshot")->group("");
+  app->add_option("--helper-deadline", args->helper_deadline_s,
+                  "Seconds before the helper counts as hung (default: from level, duration, GPUs)")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->group("");
+}
+
+int run_diag(const DiagArgs& args) {
+  if (args.no_history && !args.history.empty()) {
+    print_error("diag: --history and --no-history exclude each other");
+    return kExitUsage;
+  }
+  std::string helper = args.helper;
+#ifndef GD_WITH_CUDA
+  if (helper.empty()) {
+    print_error(
+        "diag: this gpudoctor was built without CUDA; rebuild it on a machine where nvcc, cuBLAS "
+        "and NCCL are installed (cmake finds /usr/local/cuda) to get its helper gpudoctor-diag");
+    return kExitInternal;
+  }
+#endif
+  if (helper.empty()) helper = find_diag_helper();
+  if (helper.empty()) {
+    print_error("diag: its helper gpudoctor-diag is not beside " + self_exe_path() +
+                "; install gpudoctor-diag with gpudoctor (cmake --install)");
+    return kExitInternal;
+  }
+  auto loaded = load_or_probe(args.from, args.probe);
+  if (!loaded.ok()) {
+    print_error(loaded.error());
+    return kExitInternal;
+  }
+  const Snapshot& snapshot = *loaded;
+  auto gpus = resolve_diag_gpus(snapshot, args.gpus);
+  if (!gpus.ok()) {
+    print_error("diag: " + gpus.error());
+    return kExitUsage;
+  }
+
+  DiagOptions opt;
+  opt.level = args.level;
+  opt.bus_ids = *gpus;
+  opt.gpu_cpus = diag_gpu_cpus(snapshot, opt.bus_ids);
+  opt.duration_s = args.duration_s;
+  opt.seed = args.seed;
+  opt.plant_fault = args.plant_fault;
+  opt.helper = helper;
+  opt.env = diag_environment(current_environment());
+  opt.deadline_s = args.helper_deadline_s;
+  // NVML is sampled during the load only on the machine itself, and only
+  // where the probe found it working.
+  if (args.from.empty() && nvml_worked(snapshot)) {
+    opt.sampler_exe = self_exe_path();
+    opt.nvml_lib = args.probe.nvml_lib;
+  }
+  if (!args.json) {
+    double deadline = opt.deadline_s > 0
+                          ? opt.deadline_s
+                          : diag_deadline_s(opt.level, opt.duration_s, opt.bus_ids.size());
+    double estimate = estimate_s(snapshot, args, opt.bus_ids);
+    if (deadline > 0) estimate = std::min(estimate, deadline);
+    std::string line =
+        fmt::format("gpudoctor diag: level {} on {} GPU{}, about {}", opt.level, opt.bus_ids.size(),
+                    opt.bus_ids.size() == 1 ? "" : "s", about(estimate));
+    if (deadline > 0) line += " (deadline " + about(deadline) + ")";
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+
+  DiagRun run = run_diag_helper(opt);
+  std::vector<DiagFigure> figures = diag_figures(run, snapshot);
+  Report report;
+  report.findings = evaluate_diag(run, snapshot);
+  rank_findings(&report.findings);
+  report.verdict = worst_severity(report.findings);
+  report.snapshot = &snapshot;
+  nlohmann::json diag = {{"run", diag_run_to_json(run)},
+                         {"figures", diag_figures_to_json(figures)}};
+
+  std::string out;
+  if (args.json) {
+    nlohmann::ordered_json doc = report_to_json(report);
+    doc["diag"] = nlohmann::ordered_json::parse(diag.dump());
+    out = doc.dump(2) + "\n";
+  } else {
+    out = render_diag_text(report, run, figures, opt.bus_ids, {args.verbose});
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+
+  if (no_answer(run)) {
+    print_error("diag: the helper " + helper + " gave no answer: " + run.incomplete);
+    return kExitInternal;
+  }
+  if (!args.no_history) record_history(args, report, diag.dump());
+  return exit_code_for(report.verdict);
+}
+
 }  // namespace gd

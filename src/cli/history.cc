@@ -1,8 +1,10 @@
 // gpudoctor history: what the history database (written by `gpudoctor
 // serve`) says about a window of time: kernel events per GPU and code
-// (first seen, last seen, count: "when did GPU 3 start throwing Xid 79")
-// and what changed between consecutive reports ("what changed since
-// yesterday"). Read-only; never blocks the writer. docs/history.md.
+// (first seen, last seen, count: "when did GPU 3 start throwing Xid 79"),
+// what changed between consecutive reports ("what changed since
+// yesterday"), and the `gpudoctor diag` runs, listed apart: a diag finding
+// is a measurement of its moment, never "cleared" by the next check.
+// Read-only; never blocks the writer. docs/history.md.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -128,6 +130,7 @@ struct Answer {
   std::vector<StoredGpu> gpus;
   std::vector<EventGroup> events;
   std::vector<Change> changes;
+  std::vector<StoredDiagRun> diag_runs;  // in the window, oldest first
 
   // "GPU 3 (0000:17:00.0)" or the bus id alone.
   std::string gpu_label(const std::string& bus) const {
@@ -178,6 +181,17 @@ Result<Answer> answer(HistoryReader& db, Answer a) {
     if (!before.ok()) return Error{before.error()};
     prev = std::move(*before);
   }
+  auto diags = db.diag_runs(a.since_ms, a.now_ms);
+  if (!diags.ok()) return Error{diags.error()};
+  a.diag_runs = std::move(*diags);
+  if (!bus.empty()) {
+    for (StoredDiagRun& r : a.diag_runs) {
+      std::erase_if(r.findings, [&](const StoredDiagFinding& f) {
+        return std::find(f.gpus.begin(), f.gpus.end(), bus) == f.gpus.end();
+      });
+    }
+  }
+
   auto each = db.for_each_report(a.since_ms, a.now_ms, [&](const StoredReport& r) {
     diff_reports(prev ? &*prev : nullptr, r, bus, &a.changes);
     prev = r;
@@ -277,6 +291,20 @@ std::string render_text(const Answer& a) {
   out += "\nChanges:\n";
   if (a.changes.empty()) out += "  none\n";
   for (const Change& c : a.changes) out += "  " + change_text(a, c) + "\n";
+
+  // Only when there are some: most histories hold none.
+  if (!a.diag_runs.empty()) out += "\nDiag runs:\n";
+  for (const StoredDiagRun& r : a.diag_runs) {
+    out += "  " + local_time(r.time_ms) + "  level " + std::to_string(r.level) + "  " + r.verdict;
+    if (r.findings.empty()) {
+      out += "  (no findings" + std::string(a.gpu ? " on this GPU" : "") + ")\n";
+      continue;
+    }
+    out += "\n";
+    for (const StoredDiagFinding& f : r.findings) {
+      out += "      " + f.severity + " " + f.id + gpus_text(a, f.gpus) + ": " + f.summary + "\n";
+    }
+  }
   return out;
 }
 
@@ -355,6 +383,20 @@ std::string render_json(const Answer& a) {
     }
     j["changes"].push_back(std::move(x));
   }
+  if (!a.diag_runs.empty()) {
+    j["diag_runs"] = Json::array();
+    for (const StoredDiagRun& r : a.diag_runs) {
+      Json findings = Json::array();
+      for (const StoredDiagFinding& f : r.findings) {
+        findings.push_back(
+            Json{{"id", f.id}, {"severity", f.severity}, {"gpus", f.gpus}, {"summary", f.summary}});
+      }
+      j["diag_runs"].push_back(Json{{"time", iso_time(r.time_ms)},
+                                    {"level", r.level},
+                                    {"verdict", r.verdict},
+                                    {"findings", std::move(findings)}});
+    }
+  }
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
@@ -383,6 +425,7 @@ void setup_history(CLI::App* app, HistoryArgs* args) {
       "Examples:\n"
       "  gpudoctor history --gpu 3            when did GPU 3 start throwing Xid 79?\n"
       "  gpudoctor history --since yesterday  what changed since yesterday?\n"
+      "  gpudoctor history --since 1w         ... and the gpudoctor diag runs of the week\n"
       "Exit: 0 answered, 3 no readable history database, 64 bad flags. docs/history.md");
 }
 

@@ -93,6 +93,10 @@ void setup_serve(CLI::App* app, ServeArgs* args) {
   app->add_flag("--no-history", args->no_history, "Keep no history");
   app->add_option("--retention", args->retention, "Drop history older than this (default 30d)")
       ->option_text("DURATION");
+  app->add_option("--diag-max-age", args->diag_max_age,
+                  "The newest `gpudoctor diag` run in the history counts among the findings "
+                  "while at most this old (default 7d)")
+      ->option_text("DURATION");
   app->add_option("--web-config", args->web_config,
                   "TLS and basic auth, in Prometheus' exporter web-config YAML form")
       ->option_text("FILE");
@@ -128,8 +132,9 @@ int run_serve(const ServeArgs& args) {
   auto interval = duration_flag("--interval", args.interval, 0.1);
   auto check_interval = duration_flag("--check-interval", args.check_interval, 0.1);
   auto retention = duration_flag("--retention", args.retention, 60);
+  auto diag_max_age = duration_flag("--diag-max-age", args.diag_max_age, 1);
   auto window = duration_flag("--log-window", args.log_window, 0.001);
-  for (const auto* d : {&interval, &check_interval, &retention, &window}) {
+  for (const auto* d : {&interval, &check_interval, &retention, &diag_max_age, &window}) {
     if (!d->ok()) {
       print_error(d->error());
       return kExitUsage;
@@ -166,6 +171,7 @@ int run_serve(const ServeArgs& args) {
   opt.interval_s = *interval;
   opt.check_interval_s = *check_interval;
   opt.retention_s = *retention;
+  opt.diag_max_age_s = *diag_max_age;
   opt.probe = args.probe;
   opt.probe.self_exe = probe_child_exe();
   opt.env = current_environment();

@@ -30,11 +30,11 @@ struct DiagFigure {
   // "scaling.efficiency"
   std::string metric;
   double value = 0;
-  std::string unit;       // "FLOP/s", "bytes/s", "ratio"
-  double expected = 0;    // the floor a healthy GPU reaches; 0 = no expectation
-  std::string basis;      // how expected was derived: "H200 datasheet 989 TFLOP/s x 0.60"
-  double peer_median = 0; // median of the other GPUs of the same model; 0 = none
-  std::string judgement;  // "ok", "below-expected", "outlier", "below-expected,outlier"
+  std::string unit;        // "FLOP/s", "bytes/s", "ratio"
+  double expected = 0;     // the floor a healthy GPU reaches; 0 = no expectation
+  std::string basis;       // how expected was derived: "H200 datasheet 989 TFLOP/s x 0.60"
+  double peer_median = 0;  // median of the other GPUs of the same model; 0 = none
+  std::string judgement;   // "ok", "below-expected", "outlier", "below-expected,outlier"
 };
 
 std::vector<DiagFigure> diag_figures(const DiagRun& run, const Snapshot& s,

@@ -8,11 +8,25 @@
 //   {"type":"done"}
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 #include "diag/result.h"
 
 namespace gd {
+
+// Ceilings on what one helper answer can make the parent keep: a broken or
+// hostile helper costs at most this much, whatever it writes.
+inline constexpr size_t kDiagMaxLineBytes = 1u << 20;  // a longer line is an error line
+inline constexpr int kDiagMaxJsonDepth = 8;            // nesting; helper lines use 3
+inline constexpr size_t kDiagMaxDevices = 64;          // device lines; GPUs in a gpus list
+inline constexpr size_t kDiagMaxResults = 100000;      // result lines of all tests together
+inline constexpr size_t kDiagMaxFailures = 16;         // memtest failures kept (errors counts all)
+inline constexpr size_t kDiagMaxPatterns = 16;
+inline constexpr size_t kDiagMaxNcclPoints = 64;
+inline constexpr size_t kDiagMaxErrors = 1000;   // then one "N more helper errors not kept"
+inline constexpr size_t kDiagMaxName = 256;      // bytes of a name, test, dtype (printable)
+inline constexpr size_t kDiagMaxMessage = 1024;  // bytes of a message (printable)
 
 // Adds what `out` says to *run: versions, devices, results, error lines.
 // A line that is not a JSON object of a known type, or whose fields have the

@@ -58,18 +58,18 @@ struct DiagCopyResult {
   std::string message;
   uint64_t bytes = 0;  // per copy
   double bytes_per_s = 0;
-  bool verified = false;     // the data arrived intact (checked)
-  int64_t mismatches = 0;    // elements that did not
+  bool verified = false;   // the data arrived intact (checked)
+  int64_t mismatches = 0;  // elements that did not
   double duration_ms = 0;
 };
 
 // One failing address of the memory test.
 struct DiagMemFailure {
-  uint64_t offset = 0;  // bytes from the start of the tested allocation
-  uint64_t address = 0; // device virtual address
-  uint64_t expected = 0; // the 64-bit word written
-  uint64_t actual = 0;   // the word read back
-  std::string pattern;  // "address", "walking-ones", "walking-zeros", "random"
+  uint64_t offset = 0;    // bytes from the start of the tested allocation
+  uint64_t address = 0;   // device virtual address
+  uint64_t expected = 0;  // the 64-bit word written
+  uint64_t actual = 0;    // the word read back
+  std::string pattern;    // "address", "walking-ones", "walking-zeros", "random"
 };
 
 struct DiagMemtestResult {
@@ -79,9 +79,9 @@ struct DiagMemtestResult {
   uint64_t bytes = 0;  // tested
   int passes = 0;
   std::vector<std::string> patterns;
-  uint64_t seed = 0;  // of the "random" pattern
-  int64_t errors = 0;                     // failing words, all patterns and passes
-  std::vector<DiagMemFailure> failures;   // the first few (the helper caps them)
+  uint64_t seed = 0;                     // of the "random" pattern
+  int64_t errors = 0;                    // failing words, all patterns and passes
+  std::vector<DiagMemFailure> failures;  // the first few (the helper caps them)
   double duration_ms = 0;
 };
 
@@ -96,8 +96,8 @@ struct DiagGemmResult {
   int m = 0, n = 0, k = 0;
   int64_t iterations = 0;  // timed
   double flops_per_s = 0;
-  int64_t checked = 0;     // products compared
-  int64_t mismatches = 0;  // elements that differed, over all compared products
+  int64_t checked = 0;       // products compared
+  int64_t mismatches = 0;    // elements that differed, over all compared products
   double max_rel_error = 0;  // of the first product against the reference
   double duration_ms = 0;
 };
@@ -108,7 +108,7 @@ struct DiagP2pResult {
   std::string dst;
   DiagStatus status = DiagStatus::kPass;
   std::string message;
-  bool access = false;  // cudaDeviceCanAccessPeer
+  bool access = false;     // cudaDeviceCanAccessPeer
   double bytes_per_s = 0;  // unidirectional, large copies
   double latency_us = 0;   // one small copy, median
   bool verified = false;
@@ -138,9 +138,9 @@ struct DiagScalingResult {
   std::vector<std::string> bus_ids;
   DiagStatus status = DiagStatus::kPass;
   std::string message;
-  double one_gpu_step_ms = 0;               // the compute alone, on the first GPU
-  double all_gpu_step_ms = 0;               // compute + all-reduce, all GPUs
-  std::vector<double> per_gpu_compute_ms;   // the compute alone, each GPU (bus_ids order)
+  double one_gpu_step_ms = 0;              // the compute alone, on the first GPU
+  double all_gpu_step_ms = 0;              // compute + all-reduce, all GPUs
+  std::vector<double> per_gpu_compute_ms;  // the compute alone, each GPU (bus_ids order)
   uint64_t gradient_bytes = 0;
   double speedup = 0;
   double efficiency = 0;  // speedup / n
@@ -170,9 +170,9 @@ struct DiagRun {
   int level = 1;
   double duration_s = 0;  // --duration: the sustained tests' length each
   uint64_t seed = 0;
-  std::string helper;     // the helper binary run
-  std::string started_at; // ISO 8601 UTC
-  double wall_ms = 0;     // helper start to exit
+  std::string helper;      // the helper binary run
+  std::string started_at;  // ISO 8601 UTC
+  double wall_ms = 0;      // helper start to exit
 
   // From the helper's hello line.
   int cuda_runtime_version = 0;  // 13000 = 13.0

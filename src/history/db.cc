@@ -64,6 +64,35 @@ CREATE INDEX events_gpu ON events(gpu, kind, code, last_seen_ms);
 CREATE INDEX events_last ON events(last_seen_ms);
 CREATE INDEX events_first ON events(first_seen_ms);
 )sql",
+    // 1 -> 2: `gpudoctor diag` runs, apart from the check reports (a diag
+    // finding must never read as "cleared" by the next check). diag_json is
+    // {"run": gpudoctor.diag/v1, "figures": [...]} (diag/json.h), always
+    // kept: a run is rare and its figures are the point. diag_findings, as
+    // findings, holds only those that say something, with their evidence
+    // and remedy (JSON arrays of strings) for the exporter's status page.
+    R"sql(
+CREATE TABLE diag_runs (
+  id INTEGER PRIMARY KEY,
+  time_ms INTEGER NOT NULL,
+  level INTEGER NOT NULL,
+  verdict TEXT NOT NULL,
+  findings INTEGER NOT NULL,
+  diag_json TEXT NOT NULL
+);
+CREATE INDEX diag_runs_time ON diag_runs(time_ms);
+CREATE TABLE diag_findings (
+  run_id INTEGER NOT NULL REFERENCES diag_runs(id) ON DELETE CASCADE,
+  time_ms INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  severity TEXT NOT NULL,
+  gpus TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  evidence TEXT NOT NULL DEFAULT '[]',
+  remedy TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX diag_findings_run ON diag_findings(run_id);
+CREATE INDEX diag_findings_time ON diag_findings(time_ms);
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
 

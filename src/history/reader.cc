@@ -34,6 +34,19 @@ StoredFinding finding_at(const Stmt& s, int col) {
   return StoredFinding{s.text(col), s.text(col + 1), split_gpus(s.text(col + 2)), s.text(col + 3)};
 }
 
+// A JSON array of strings as the store wrote it; anything else reads empty.
+std::vector<std::string> string_array(const std::string& text) {
+  std::vector<std::string> out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (e.is_string()) out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+constexpr const char* kDiagRunColumns = "SELECT id, time_ms, level, verdict";
+
 }  // namespace
 
 Result<HistoryReader> HistoryReader::open(const std::string& path) {
@@ -171,6 +184,78 @@ Result<std::vector<EventRun>> HistoryReader::event_runs(int64_t from_ms, int64_t
                            s->int64(9)});
   }
   if (rc != SQLITE_DONE) return fail(db_.errmsg());
+  return out;
+}
+
+Result<std::optional<int64_t>> HistoryReader::latest_diag_id() {
+  auto s = Stmt::prepare(db_.get(), "SELECT max(id) FROM diag_runs");
+  if (!s.ok()) return fail(s.error());
+  if (s->step() != SQLITE_ROW) return fail(db_.errmsg());
+  if (s->is_null(0)) return std::optional<int64_t>();
+  return std::optional<int64_t>(s->int64(0));
+}
+
+Result<bool> HistoryReader::read_diag_findings(StoredDiagRun* r) {
+  auto s = Stmt::prepare(db_.get(),
+                         "SELECT id, severity, gpus, summary, evidence, remedy FROM diag_findings "
+                         "WHERE run_id = ?1 ORDER BY rowid");
+  if (!s.ok()) return fail(s.error());
+  s->bind_int(1, r->id);
+  int rc;
+  while ((rc = s->step()) == SQLITE_ROW) {
+    r->findings.push_back(StoredDiagFinding{s->text(0), s->text(1), split_gpus(s->text(2)),
+                                            s->text(3), string_array(s->text(4)),
+                                            string_array(s->text(5))});
+  }
+  if (rc != SQLITE_DONE) return fail(db_.errmsg());
+  return true;
+}
+
+Result<std::optional<StoredDiagRun>> HistoryReader::latest_diag_run() {
+  // By id, not time: the run written last is the one the exporter shows,
+  // even when the clock stepped back in between.
+  auto s = Stmt::prepare(db_.get(), std::string(kDiagRunColumns) +
+                                        ", diag_json FROM diag_runs ORDER BY id DESC LIMIT 1");
+  if (!s.ok()) return fail(s.error());
+  int rc = s->step();
+  if (rc == SQLITE_DONE) return std::optional<StoredDiagRun>();
+  if (rc != SQLITE_ROW) return fail(db_.errmsg());
+  StoredDiagRun r;
+  r.id = s->int64(0);
+  r.time_ms = s->int64(1);
+  r.level = static_cast<int>(s->int64(2));
+  r.verdict = s->text(3);
+  r.diag_json = s->text(4);
+  s->reset();
+  if (auto f = read_diag_findings(&r); !f.ok()) return Error{f.error()};
+  return std::optional<StoredDiagRun>(std::move(r));
+}
+
+Result<std::vector<StoredDiagRun>> HistoryReader::diag_runs(int64_t from_ms, int64_t to_ms,
+                                                            bool with_json) {
+  auto s =
+      Stmt::prepare(db_.get(), std::string(kDiagRunColumns) + (with_json ? ", diag_json" : ", ''") +
+                                   " FROM diag_runs WHERE time_ms >= ?1 AND time_ms <= ?2 "
+                                   "ORDER BY time_ms, id");
+  if (!s.ok()) return fail(s.error());
+  s->bind_int(1, from_ms);
+  s->bind_int(2, to_ms);
+  std::vector<StoredDiagRun> out;
+  int rc;
+  while ((rc = s->step()) == SQLITE_ROW) {
+    StoredDiagRun r;
+    r.id = s->int64(0);
+    r.time_ms = s->int64(1);
+    r.level = static_cast<int>(s->int64(2));
+    r.verdict = s->text(3);
+    r.diag_json = s->text(4);
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return fail(db_.errmsg());
+  s->reset();
+  for (StoredDiagRun& r : out) {
+    if (auto f = read_diag_findings(&r); !f.ok()) return Error{f.error()};
+  }
   return out;
 }
 

@@ -28,6 +28,27 @@ struct StoredReport {
   std::vector<StoredFinding> findings;  // in the order the report had them
 };
 
+// A finding of a stored `gpudoctor diag` run, with what the exporter's
+// status page shows of it.
+struct StoredDiagFinding {
+  std::string id;
+  std::string severity;  // "info", "warn", "fail"
+  std::vector<std::string> gpus;
+  std::string summary;
+  std::vector<std::string> evidence;
+  std::vector<std::string> remedy;
+};
+
+// One stored `gpudoctor diag` run (diag_runs, docs/history.md).
+struct StoredDiagRun {
+  int64_t id = 0;
+  int64_t time_ms = 0;                      // unix ms
+  int level = 0;                            // 1, 2, 3
+  std::string verdict;                      // "ok", "info", "warn", "fail"
+  std::vector<StoredDiagFinding> findings;  // info, warn, fail; in the run's order
+  std::string diag_json;                    // {"run": ..., "figures": ...}; "" when not asked for
+};
+
 // A GPU as a stored report's JSON named it.
 struct StoredGpu {
   std::string bus_id;  // "0000:17:00.0"
@@ -80,10 +101,21 @@ class HistoryReader {
   // (""), by first occurrence.
   Result<std::vector<EventRun>> event_runs(int64_t from_ms, int64_t to_ms, const std::string& gpu);
 
+  // The id of the newest diag run (an index lookup: the exporter asks after
+  // every check); nullopt when none is stored.
+  Result<std::optional<int64_t>> latest_diag_id();
+  // The newest diag run with its findings and JSON; nullopt when none.
+  Result<std::optional<StoredDiagRun>> latest_diag_run();
+  // Diag runs with from_ms <= time <= to_ms, oldest first, with their
+  // findings; their JSON only when with_json.
+  Result<std::vector<StoredDiagRun>> diag_runs(int64_t from_ms, int64_t to_ms,
+                                               bool with_json = false);
+
  private:
   HistoryReader(std::string path, history::Db db) : path_(std::move(path)), db_(std::move(db)) {}
   Error fail(const std::string& why) const { return Error{path_ + ": " + why}; }
   Result<bool> read_findings(StoredReport* r);
+  Result<bool> read_diag_findings(StoredDiagRun* r);
 
   std::string path_;
   history::Db db_;

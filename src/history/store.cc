@@ -9,6 +9,7 @@
 #include <ctime>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "history/db.h"
@@ -95,6 +96,25 @@ std::string join(const std::vector<std::string>& v, char sep) {
   return out;
 }
 
+std::string string_array(const std::vector<std::string>& v) {
+  return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The level of a diag run's JSON ({"run": {"level": 2, ...}, "figures":
+// [...]}); the rest is the reader's to parse. Refusing anything else keeps
+// diag_runs readable by the exporter.
+Result<int> diag_level(std::string_view diag_json) {
+  auto j = nlohmann::json::parse(diag_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{"diag run: not a JSON object"};
+  auto run = j.find("run");
+  if (run == j.end() || !run->is_object()) return Error{"diag run: no \"run\" object"};
+  auto level = run->find("level");
+  if (level == run->end() || !level->is_number_integer()) {
+    return Error{"diag run: no integer run.level"};
+  }
+  return level->get<int>();
+}
+
 // What a report says, for "same as the previous one".
 std::string signature(const Report& r) {
   std::vector<std::string> parts;
@@ -138,6 +158,12 @@ constexpr const char* kInsertReport =
 constexpr const char* kInsertFinding =
     "INSERT INTO findings (report_id, time_ms, id, severity, gpus, summary) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+constexpr const char* kInsertDiagRun =
+    "INSERT INTO diag_runs (time_ms, level, verdict, findings, diag_json) "
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kInsertDiagFinding =
+    "INSERT INTO diag_findings (run_id, time_ms, id, severity, gpus, summary, evidence, remedy) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 constexpr const char* kFindEvent =
     "SELECT id, count, last_stamp, last_seen_ms FROM events WHERE boot = ?1 AND kind = ?2 "
     "AND type = ?3 AND code = ?4 AND gpu = ?5 AND first_stamp = ?6";
@@ -160,9 +186,11 @@ class SqliteStore final : public HistoryStore {
     struct {
       Stmt* stmt;
       const char* sql;
-    } const all[] = {{&insert_report_, kInsertReport}, {&insert_finding_, kInsertFinding},
-                     {&find_event_, kFindEvent},       {&latest_run_, kLatestRun},
-                     {&update_event_, kUpdateEvent},   {&insert_event_, kInsertEvent}};
+    } const all[] = {
+        {&insert_report_, kInsertReport},    {&insert_finding_, kInsertFinding},
+        {&insert_diag_run_, kInsertDiagRun}, {&insert_diag_finding_, kInsertDiagFinding},
+        {&find_event_, kFindEvent},          {&latest_run_, kLatestRun},
+        {&update_event_, kUpdateEvent},      {&insert_event_, kInsertEvent}};
     for (const auto& s : all) {
       auto p = Stmt::prepare(db_.get(), s.sql);
       if (!p.ok()) return Error{path_ + ": " + p.error()};
@@ -209,6 +237,41 @@ class SqliteStore final : public HistoryStore {
     if (auto c = tx.commit(); !c.ok()) return fail(c.error());
     last_signature_ = std::move(sig);
     if (with_json) last_json_ms_ = unix_ms;
+    return true;
+  }
+
+  Result<bool> add_diag(int64_t unix_ms, const Report& r, std::string_view diag_json) override {
+    auto level = diag_level(diag_json);
+    if (!level.ok()) return fail(level.error());
+    std::lock_guard lock(mu_);
+    Transaction tx(db_.get());
+    if (auto b = tx.begin(); !b.ok()) return fail(b.error());
+    int stored = 0;
+    for (const Finding& f : r.findings) stored += worth_storing(f.severity) ? 1 : 0;
+    Stmt& ins = insert_diag_run_;
+    ins.reset();
+    ins.bind_int(1, unix_ms);
+    ins.bind_int(2, *level);
+    ins.bind_text(3, severity_name(r.verdict));
+    ins.bind_int(4, stored);
+    ins.bind_text(5, diag_json);
+    if (auto s = history::step_done(db_.get(), ins); !s.ok()) return fail(s.error());
+    int64_t run_id = sqlite3_last_insert_rowid(db_.get());
+    for (const Finding& f : r.findings) {
+      if (!worth_storing(f.severity)) continue;
+      Stmt& fi = insert_diag_finding_;
+      fi.reset();
+      fi.bind_int(1, run_id);
+      fi.bind_int(2, unix_ms);
+      fi.bind_text(3, f.id);
+      fi.bind_text(4, severity_name(f.severity));
+      fi.bind_text(5, join(f.gpus, ','));
+      fi.bind_text(6, f.summary);
+      fi.bind_text(7, string_array(f.evidence));
+      fi.bind_text(8, string_array(f.remedy));
+      if (auto s = history::step_done(db_.get(), fi); !s.ok()) return fail(s.error());
+    }
+    if (auto c = tx.commit(); !c.ok()) return fail(c.error());
     return true;
   }
 
@@ -270,17 +333,23 @@ class SqliteStore final : public HistoryStore {
       Transaction tx(db_.get());
       if (auto b = tx.begin(); !b.ok()) return fail(b.error());
       // findings first and by time (their index), whatever foreign_keys says.
-      const char* kDeletes[] = {"DELETE FROM findings WHERE time_ms < ?1",
-                                "DELETE FROM reports WHERE time_ms < ?1",
-                                "DELETE FROM events WHERE last_seen_ms < ?1"};
-      for (size_t i = 0; i < std::size(kDeletes); ++i) {
-        auto s = Stmt::prepare(db_.get(), kDeletes[i]);
+      // A finding table before its parent's: those rows are not counted.
+      const struct {
+        const char* sql;
+        bool counted;
+      } kDeletes[] = {{"DELETE FROM findings WHERE time_ms < ?1", false},
+                      {"DELETE FROM reports WHERE time_ms < ?1", true},
+                      {"DELETE FROM diag_findings WHERE time_ms < ?1", false},
+                      {"DELETE FROM diag_runs WHERE time_ms < ?1", true},
+                      {"DELETE FROM events WHERE last_seen_ms < ?1", true}};
+      for (const auto& del : kDeletes) {
+        auto s = Stmt::prepare(db_.get(), del.sql);
         if (!s.ok()) return fail(s.error());
         s->bind_int(1, cutoff_unix_ms);
         if (auto d = history::step_done(db_.get(), *s); !d.ok()) {
           return fail(d.error());
         }
-        if (i > 0) removed += sqlite3_changes(db_.get());
+        if (del.counted) removed += sqlite3_changes(db_.get());
       }
       if (auto c = tx.commit(); !c.ok()) return fail(c.error());
     }
@@ -333,7 +402,8 @@ class SqliteStore final : public HistoryStore {
   std::mutex mu_;  // serve's sampling and check threads may both write
   std::string path_;
   Db db_;
-  Stmt insert_report_, insert_finding_, find_event_, latest_run_, update_event_, insert_event_;
+  Stmt insert_report_, insert_finding_, insert_diag_run_, insert_diag_finding_, find_event_,
+      latest_run_, update_event_, insert_event_;
   std::string boot_id_;
   std::string last_signature_;
   std::optional<int64_t> last_json_ms_;

@@ -55,15 +55,18 @@ class HistoryStore {
   virtual Result<int> add_boot_events(int64_t unix_ms, std::string_view boot,
                                       const std::vector<KernelEvent>& events) = 0;
   // One `gpudoctor diag` run (docs/diag.md): its verdict, the findings that
-  // say something (as add_report) and its JSON ({"run": ..., "figures":
-  // ...}, diag/json.h). Kept apart from the check reports, so a diag
-  // finding never reads as "cleared" by the next check.
+  // say something (as add_report, with their evidence and remedy) and its
+  // JSON ({"run": ..., "figures": ...}, diag/json.h), always stored. Kept
+  // apart from the check reports, so a diag finding never reads as
+  // "cleared" by the next check. Error: diag_json without an integer
+  // run.level, or the database's.
   virtual Result<bool> add_diag(int64_t unix_ms, const Report& r, std::string_view diag_json) {
     (void)unix_ms, (void)r, (void)diag_json;
     return Error{"this history keeps no diag runs"};
   }
-  // Drops reports (with their findings) older than cutoff_unix_ms, and
-  // events last seen before it; returns rows removed (reports + events).
+  // Drops reports and diag runs (with their findings) older than
+  // cutoff_unix_ms, and events last seen before it; returns rows removed
+  // (reports + diag runs + events).
   virtual Result<int> prune(int64_t cutoff_unix_ms) = 0;
 };
 

@@ -53,6 +53,18 @@ const std::vector<MetricFamily> kFamilies = {
   {"gpudoctor_xid_events_total", "counter", "Xid events in the kernel log this boot, by GPU (PCI bus id) and Xid code."},
   {"gpudoctor_kernel_log_readable", "gauge", "1 when gpudoctor can read the kernel log (Xid counters are meaningful), else 0."},
   {"gpudoctor_history_ok", "gauge", "1 when the last history write succeeded or history is off, 0 when it failed."},
+  // The newest `gpudoctor diag` run in the history.
+  {"gpudoctor_diag_last_run_timestamp_seconds", "gauge", "When the newest gpudoctor diag run in the history ran, in seconds since the Unix epoch."},
+  {"gpudoctor_diag_level", "gauge", "The level (1, 2 or 3) of the newest gpudoctor diag run."},
+  {"gpudoctor_diag_verdict", "gauge", "The newest gpudoctor diag run's verdict: 1 on the series of that severity, 0 on the others."},
+  {"gpudoctor_diag_gemm_flops", "gauge", "Sustained GEMM throughput the newest diag run measured on the GPU, in FLOP/s, by input type."},
+  {"gpudoctor_diag_memory_bandwidth_bytes_per_second", "gauge", "Device memory bandwidth the newest diag run measured on the GPU (device-to-device copy, read and write counted)."},
+  {"gpudoctor_diag_pcie_bandwidth_bytes_per_second", "gauge", "Host-device copy bandwidth the newest diag run measured on the GPU, by direction."},
+  {"gpudoctor_diag_memory_errors", "gauge", "Failing 64-bit words the newest diag run's memory test found on the GPU."},
+  {"gpudoctor_diag_compute_mismatches", "gauge", "GEMM result elements that differed from the reference in the newest diag run, on the GPU."},
+  {"gpudoctor_diag_p2p_bandwidth_bytes_per_second", "gauge", "Peer-to-peer copy bandwidth the newest diag run measured from GPU src to GPU dst (PCI bus ids)."},
+  {"gpudoctor_diag_nccl_bus_bandwidth_bytes_per_second", "gauge", "NCCL all-reduce bus bandwidth over all tested GPUs in the newest diag run, by message size in bytes."},
+  {"gpudoctor_diag_scaling_efficiency", "gauge", "Speedup of the newest diag run's data-parallel step on all tested GPUs over one GPU, divided by the GPU count (0-1)."},
   // Per GPU, from the last good NVML sample.
   {"gpudoctor_gpu_up", "gauge", "1 when NVML answers for this GPU, 0 when it cannot (GPU_IS_LOST: fallen off the bus; or no handle)."},
   {"gpudoctor_gpu_info", "gauge", "The GPU's model and VBIOS version, as labels; always 1."},
@@ -205,19 +217,6 @@ void add_check(const CheckState& c, const std::string& version, Exposition* e) {
   for (Severity s : kVerdicts) {
     e->add("gpudoctor_verdict", label_text({{"severity", severity_name(s)}}), s == verdict ? 1 : 0);
   }
-  // One series per id: several findings may share one (one per GPU).
-  std::map<std::string, Severity> active;
-  for (const auto& f : c.report.findings) {
-    if (f.severity != Severity::kInfo && f.severity != Severity::kWarn &&
-        f.severity != Severity::kFail) {
-      continue;
-    }
-    auto [it, fresh] = active.emplace(f.id, f.severity);
-    if (!fresh) it->second = worse(it->second, f.severity);
-  }
-  for (const auto& [id, sev] : active) {
-    e->add("gpudoctor_finding", label_text({{"id", id}, {"severity", severity_name(sev)}}), 1);
-  }
   e->add("gpudoctor_check_runs_total", "", static_cast<double>(c.runs));
   e->add("gpudoctor_check_timestamp_seconds", "", seconds(c.finished_unix_ms));
   e->add("gpudoctor_check_duration_seconds", "", c.duration_ms / 1000.0);
@@ -229,6 +228,131 @@ void add_check(const CheckState& c, const std::string& version, Exposition* e) {
       e->add("gpudoctor_probe_success", labels, p.status == ProbeStatus::kOk ? 1 : 0);
       e->add("gpudoctor_probe_duration_seconds", labels, p.duration_ms / 1000.0);
     }
+  }
+}
+
+// gpudoctor_finding: the last check's findings that say something and,
+// while it is current, the newest diag run's. One series per id: several
+// findings may share one (one per GPU, or the check's and the diag run's).
+void add_findings(const ExporterView& v, Exposition* e) {
+  std::map<std::string, Severity> active;
+  auto take = [&](const std::vector<Finding>& findings) {
+    for (const auto& f : findings) {
+      if (f.severity != Severity::kInfo && f.severity != Severity::kWarn &&
+          f.severity != Severity::kFail) {
+        continue;
+      }
+      auto [it, fresh] = active.emplace(f.id, f.severity);
+      if (!fresh) it->second = worse(it->second, f.severity);
+    }
+  };
+  if (v.check) take(v.check->report.findings);
+  if (v.diag && diag_is_current(*v.diag, v.now_unix_ms, v.diag_max_age_s)) take(v.diag->findings);
+  for (const auto& [id, sev] : active) {
+    e->add("gpudoctor_finding", label_text({{"id", id}, {"severity", severity_name(sev)}}), 1);
+  }
+}
+
+// The per-GPU labels of a GPU the diag run names by bus id: NVML's index
+// and UUID from the live sample, else from the last check (empty when
+// neither knows the GPU), as the other per-GPU series carry them.
+class DiagGpuLabels {
+ public:
+  explicit DiagGpuLabels(const ExporterView& v) {
+    auto take = [&](const NvmlInfo& nvml) {
+      for (const auto& g : nvml.gpus) {
+        if (!g.pci_bus_id.ok()) continue;
+        known_.emplace(g.pci_bus_id.value,
+                       std::pair{std::to_string(g.index), g.uuid.ok() ? g.uuid.value : ""});
+      }
+    };
+    if (v.sample.have_sample) take(v.sample.nvml);
+    if (v.check && v.check->snapshot) take(v.check->snapshot->nvml);
+  }
+  std::string operator()(const std::string& bus_id) const {
+    auto it = known_.find(bus_id);
+    std::string index = it == known_.end() ? "" : it->second.first;
+    std::string uuid = it == known_.end() ? "" : it->second.second;
+    return label_text({{"gpu", index}, {"bus_id", bus_id}, {"uuid", uuid}});
+  }
+
+ private:
+  std::map<std::string, std::pair<std::string, std::string>> known_;  // bus id -> index, uuid
+};
+
+// A test that measured something: passed, or ran and found the hardware
+// wrong. error and skip measured nothing.
+bool measured(DiagStatus s) { return s == DiagStatus::kPass || s == DiagStatus::kFail; }
+
+void add_diag(const ExporterView& v, Exposition* e) {
+  const DiagState& d = *v.diag;
+  e->add("gpudoctor_diag_last_run_timestamp_seconds", "", seconds(d.time_unix_ms));
+  e->add("gpudoctor_diag_level", "", d.level);
+  Severity verdict = d.verdict == Severity::kNotApplicable ? Severity::kOk : d.verdict;
+  for (Severity s : kVerdicts) {
+    e->add("gpudoctor_diag_verdict", label_text({{"severity", severity_name(s)}}),
+           s == verdict ? 1 : 0);
+  }
+  if (!d.run) return;
+  const DiagRun& run = *d.run;
+  DiagGpuLabels gpu(v);
+  // Sorted by bus id (and label), so scrapes compare byte for byte whatever
+  // order the helper answered in.
+  std::map<std::pair<std::string, std::string>, double> flops, pcie;
+  std::map<std::string, double> memory_bw;
+  std::map<std::string, int64_t> mem_errors, mismatches;
+  for (const DiagGemmResult& g : run.gemms) {
+    if (!measured(g.status)) continue;
+    if (g.flops_per_s > 0) flops[{g.bus_id, g.dtype}] = g.flops_per_s;
+    mismatches[g.bus_id] += g.mismatches;
+  }
+  for (const DiagCopyResult& c : run.copies) {
+    if (!measured(c.status) || c.bytes_per_s <= 0) continue;
+    if (c.direction == "d2d") {
+      memory_bw[c.bus_id] = c.bytes_per_s;
+    } else {
+      pcie[{c.bus_id, c.direction}] = c.bytes_per_s;
+    }
+  }
+  for (const DiagMemtestResult& m : run.memtests) {
+    if (measured(m.status)) mem_errors[m.bus_id] += m.errors;
+  }
+  for (const auto& [key, value] : flops) {
+    e->add("gpudoctor_diag_gemm_flops", gpu(key.first), value, label_text({{"dtype", key.second}}));
+  }
+  for (const auto& [bus, value] : memory_bw) {
+    e->add("gpudoctor_diag_memory_bandwidth_bytes_per_second", gpu(bus), value);
+  }
+  for (const auto& [key, value] : pcie) {
+    e->add("gpudoctor_diag_pcie_bandwidth_bytes_per_second", gpu(key.first), value,
+           label_text({{"direction", key.second}}));
+  }
+  for (const auto& [bus, n] : mem_errors) {
+    e->add("gpudoctor_diag_memory_errors", gpu(bus), static_cast<double>(n));
+  }
+  for (const auto& [bus, n] : mismatches) {
+    e->add("gpudoctor_diag_compute_mismatches", gpu(bus), static_cast<double>(n));
+  }
+  std::map<std::pair<std::string, std::string>, double> p2p;
+  for (const DiagP2pResult& p : run.p2p) {
+    if (measured(p.status) && p.bytes_per_s > 0) p2p[{p.src, p.dst}] = p.bytes_per_s;
+  }
+  for (const auto& [key, value] : p2p) {
+    e->add("gpudoctor_diag_p2p_bandwidth_bytes_per_second",
+           label_text({{"src", key.first}, {"dst", key.second}}), value);
+  }
+  if (run.nccl && measured(run.nccl->status)) {
+    std::map<uint64_t, double> points;  // by size: the numeric order, not the text's
+    for (const DiagNcclPoint& p : run.nccl->points) {
+      if (p.busbw_bytes_per_s > 0) points[p.bytes] = p.busbw_bytes_per_s;
+    }
+    for (const auto& [bytes, value] : points) {
+      e->add("gpudoctor_diag_nccl_bus_bandwidth_bytes_per_second",
+             label_text({{"bytes", std::to_string(bytes)}}), value);
+    }
+  }
+  if (run.scaling && measured(run.scaling->status) && run.scaling->efficiency > 0) {
+    e->add("gpudoctor_diag_scaling_efficiency", "", run.scaling->efficiency);
   }
 }
 
@@ -354,7 +478,9 @@ std::string render_metrics(const ExporterView& v) {
   e.add("gpudoctor_build_info", label_text({{"version", v.version}}), 1);
   e.add("gpudoctor_start_time_seconds", "", seconds(v.started_unix_ms));
   if (v.check) add_check(*v.check, v.version, &e);
+  add_findings(v, &e);
   add_sample(v, &e);
+  if (v.diag) add_diag(v, &e);
   for (const auto& [key, count] : v.xid_counts) {
     e.add("gpudoctor_xid_events_total",
           label_text({{"bus_id", key.first}, {"xid", std::to_string(key.second)}}),

@@ -8,10 +8,10 @@
 #include <cstdio>
 
 #include "probe/kernel_log.h"
+#include "probe/sampler.h"
 #include "report/prometheus.h"
 #include "report/render.h"
 #include "report/report.h"
-#include "probe/sampler.h"
 #include "serve/status_page.h"
 
 namespace gd {
@@ -63,7 +63,8 @@ Daemon::Daemon(DaemonOptions opt) : opt_(std::move(opt)) {
   int64_t now = now_unix_ms();
   // A recorded machine is shown under its own name, not this host's.
   std::string host = opt_.from && !opt_.from->hostname.empty() ? opt_.from->hostname : host_name();
-  state_ = std::make_unique<DaemonState>(host, now, opt_.interval_s, opt_.check_interval_s);
+  state_ = std::make_unique<DaemonState>(host, now, opt_.interval_s, opt_.check_interval_s,
+                                         opt_.diag_max_age_s);
   if (!opt_.log) {
     opt_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   }
@@ -132,7 +133,7 @@ std::map<std::string, HttpHandler> Daemon::routes() {
   r["/report.json"] = [this] {
     HttpResponse resp;
     resp.content_type = "application/json";
-    auto json = state_->report_json();
+    auto json = state_->served_report_json(now_unix_ms());
     if (!json) {
       resp.status = 503;
       resp.body = "{\"error\": \"no check has finished yet\"}\n";
@@ -242,7 +243,42 @@ void Daemon::run_check(uint64_t run) {
   c->runs = run;
   std::string json = render_json(c->report);
   write_history(*c, json);
+  refresh_diag();
   state_->record_check(std::move(c), std::move(json));
+}
+
+void Daemon::refresh_diag() {
+  if (opt_.history_path.empty()) return;
+  auto failed = [&](const std::string& why) {
+    diag_reader_.reset();  // reopened at the next check
+    if (!diag_noted_) {
+      diag_noted_ = true;
+      note("gpudoctor serve: history " + opt_.history_path + ": reading diag runs: " + why +
+           " (serving on; the last diag run read stays)");
+    }
+  };
+  if (!diag_reader_) {
+    // write_history has created and migrated the file, or noted why not.
+    auto r = HistoryReader::open(opt_.history_path);
+    if (!r.ok()) return;
+    diag_reader_.emplace(std::move(*r));
+  }
+  auto id = diag_reader_->latest_diag_id();
+  if (!id.ok()) return failed(id.error());
+  if (!*id) {
+    if (state_->diag_id() != 0) state_->record_diag(nullptr);  // pruned
+    return;
+  }
+  if (**id == state_->diag_id()) return;
+  auto run = diag_reader_->latest_diag_run();
+  if (!run.ok()) return failed(run.error());
+  if (!*run) return state_->record_diag(nullptr);
+  auto d = std::make_shared<DiagState>(diag_state_from_stored(**run));
+  if (!d->parse_error.empty()) {
+    note("gpudoctor serve: history " + opt_.history_path + ": diag run " + std::to_string(d->id) +
+         ": " + d->parse_error + " (its verdict and findings are served without its figures)");
+  }
+  state_->record_diag(std::move(d));
 }
 
 void Daemon::write_history(const CheckState& c, const std::string& report_json) {

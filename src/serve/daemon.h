@@ -17,11 +17,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "checks/check.h"
+#include "history/reader.h"
 #include "history/store.h"
 #include "probe/probe.h"
 #include "serve/daemon_state.h"
@@ -39,6 +41,10 @@ struct DaemonOptions {
   std::vector<std::string> env;  // the sampler child's environment
   std::string history_path;      // "" = no history
   double retention_s = 30 * 86400.0;
+  // A `gpudoctor diag` run's findings join the exporter's (gpudoctor_finding,
+  // /report.json, the status page) while it is at most this old
+  // (--diag-max-age); its figures are exported whatever its age.
+  double diag_max_age_s = 7 * 86400.0;
   std::shared_ptr<const Snapshot> from;  // --from: a recorded machine; null = this one
   // How long start() waits for the first sample and check before serving
   // (a hung GPU must not keep the port closed for a whole deadline).
@@ -74,6 +80,9 @@ class Daemon {
   void follower_loop();
   void run_check(uint64_t run);
   void write_history(const CheckState& c, const std::string& report_json);
+  // Reads the newest diag run's id from the history; the run itself (and
+  // its JSON parsed) only when the id changed.
+  void refresh_diag();
   void note(const std::string& line);
   // Sleeps until `until` or stop; false on stop.
   bool wait_until(std::chrono::steady_clock::time_point until);
@@ -91,11 +100,13 @@ class Daemon {
   bool check_thread_done_ = false;  // guarded by mu_
   NvmlSampler* sampler_ = nullptr;  // guarded by mu_; for cancel() on stop
 
-  std::unique_ptr<HistoryStore> history_;  // check thread only
-  uint64_t history_failures_ = 0;          // check thread only
-  bool history_noted_ = false;             // check thread only
-  std::string last_report_key_;            // check thread only
-  int64_t last_report_written_ms_ = 0;     // check thread only
+  std::unique_ptr<HistoryStore> history_;     // check thread only
+  uint64_t history_failures_ = 0;             // check thread only
+  bool history_noted_ = false;                // check thread only
+  std::string last_report_key_;               // check thread only
+  int64_t last_report_written_ms_ = 0;        // check thread only
+  std::optional<HistoryReader> diag_reader_;  // check thread only
+  bool diag_noted_ = false;                   // check thread only
 
   std::thread sampler_thread_;
   std::thread check_thread_;

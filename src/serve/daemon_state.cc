@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "diag/json.h"
 
 namespace gd {
 
@@ -18,12 +22,101 @@ std::map<std::pair<std::string, int>, uint64_t> count_xids(const KernelLogInfo& 
   return out;
 }
 
+namespace {
+
+// RFC 3339 in UTC with milliseconds, as the report's own times.
+std::string iso_time(int64_t ms) {
+  int64_t sub = ((ms % 1000) + 1000) % 1000;
+  time_t t = static_cast<time_t>((ms - sub) / 1000);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  char buf[48];
+  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(sub));
+  return buf;
+}
+
+Severity severity_named(const std::string& name) {
+  for (Severity s : {Severity::kOk, Severity::kInfo, Severity::kWarn, Severity::kFail}) {
+    if (name == severity_name(s)) return s;
+  }
+  return Severity::kNotApplicable;
+}
+
+}  // namespace
+
+DiagState diag_state_from_stored(const StoredDiagRun& r) {
+  DiagState d;
+  d.id = r.id;
+  d.time_unix_ms = r.time_ms;
+  d.level = r.level;
+  d.verdict = severity_named(r.verdict);
+  for (const StoredDiagFinding& s : r.findings) {
+    Finding f;
+    f.id = s.id;
+    f.severity = severity_named(s.severity);
+    f.gpus = s.gpus;
+    f.summary = s.summary;
+    f.evidence = s.evidence;
+    f.remedy = s.remedy;
+    f.check = "diag";
+    d.findings.push_back(std::move(f));
+  }
+  auto j = nlohmann::json::parse(r.diag_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    d.parse_error = "the stored diag JSON is not an object";
+    return d;
+  }
+  try {
+    auto run = diag_run_from_json(j.at("run"));
+    if (!run.ok()) {
+      d.parse_error = run.error();
+      return d;
+    }
+    d.run = std::move(*run);
+    if (auto f = j.find("figures"); f != j.end()) {
+      auto figures = diag_figures_from_json(*f);
+      if (!figures.ok()) {
+        d.parse_error = figures.error();
+      } else {
+        d.figures = std::move(*figures);
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    d.parse_error = std::string("the stored diag JSON: ") + e.what();
+  }
+  return d;
+}
+
+std::string report_json_with_diag(const std::string& report_json, const DiagState& d) {
+  using Json = nlohmann::ordered_json;
+  Json j = Json::parse(report_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return report_json;
+  Json diag;
+  diag["time"] = iso_time(d.time_unix_ms);
+  diag["level"] = d.level;
+  diag["verdict"] = severity_name(d.verdict);
+  diag["findings"] = Json::array();
+  for (const Finding& f : d.findings) {
+    diag["findings"].push_back(Json{{"id", f.id},
+                                    {"severity", severity_name(f.severity)},
+                                    {"gpus", f.gpus},
+                                    {"summary", f.summary},
+                                    {"evidence", f.evidence},
+                                    {"remedy", f.remedy},
+                                    {"check", "diag"}});
+  }
+  j["last_diag"] = std::move(diag);
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
 DaemonState::DaemonState(std::string hostname, int64_t started_unix_ms, double interval_s,
-                         double check_interval_s)
+                         double check_interval_s, double diag_max_age_s)
     : hostname_(std::move(hostname)),
       started_ms_(started_unix_ms),
       interval_s_(interval_s),
       check_interval_s_(check_interval_s),
+      diag_max_age_s_(diag_max_age_s),
       sample_(std::make_shared<SampleState>()) {}
 
 void DaemonState::record_sample(const SampleResult& r, int64_t now_unix_ms,
@@ -54,11 +147,22 @@ void DaemonState::record_sample(const SampleResult& r, int64_t now_unix_ms,
 }
 
 void DaemonState::record_check(std::shared_ptr<const CheckState> check, std::string report_json) {
+  std::shared_ptr<const DiagState> diag;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    diag = diag_;
+  }
+  // Only the check thread records checks and diag runs: diag_ cannot
+  // change between here and the swap below.
+  std::shared_ptr<const std::string> with_diag;
+  if (diag)
+    with_diag = std::make_shared<const std::string>(report_json_with_diag(report_json, *diag));
   auto json = std::make_shared<const std::string>(std::move(report_json));
   std::map<std::pair<std::string, int>, uint64_t> seed;
   bool have_log = check && check->snapshot;
   if (have_log) seed = count_xids(check->snapshot->kernel_log);
   std::lock_guard<std::mutex> lock(mu_);
+  report_json_diag_ = std::move(with_diag);
   if (!seeded_ && have_log) {
     for (const auto& [key, n] : seed) xid_counts_[key] += n;
     seeded_ = true;
@@ -79,6 +183,26 @@ void DaemonState::set_kernel_log_source(std::string source) {
   kernel_log_source_ = std::move(source);
 }
 
+void DaemonState::record_diag(std::shared_ptr<const DiagState> diag) {
+  std::shared_ptr<const std::string> json;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    json = report_json_;
+  }
+  std::shared_ptr<const std::string> with_diag;
+  if (diag && json) {
+    with_diag = std::make_shared<const std::string>(report_json_with_diag(*json, *diag));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  diag_ = std::move(diag);
+  report_json_diag_ = std::move(with_diag);
+}
+
+int64_t DaemonState::diag_id() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return diag_ ? diag_->id : 0;
+}
+
 void DaemonState::set_history_ok(bool ok) {
   std::lock_guard<std::mutex> lock(mu_);
   history_ok_ = ok;
@@ -94,7 +218,9 @@ ExporterView DaemonState::view(int64_t now_unix_ms) const {
     v.xid_counts = xid_counts_;
     v.kernel_log_source = kernel_log_source_;
     v.history_ok = history_ok_;
+    v.diag = diag_;
   }
+  v.diag_max_age_s = diag_max_age_s_;
   v.hostname = hostname_;
   v.version = GD_VERSION;
   v.now_unix_ms = now_unix_ms;
@@ -108,6 +234,14 @@ ExporterView DaemonState::view(int64_t now_unix_ms) const {
 
 std::shared_ptr<const std::string> DaemonState::report_json() const {
   std::lock_guard<std::mutex> lock(mu_);
+  return report_json_;
+}
+
+std::shared_ptr<const std::string> DaemonState::served_report_json(int64_t now_unix_ms) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (diag_ && report_json_diag_ && diag_is_current(*diag_, now_unix_ms, diag_max_age_s_)) {
+    return report_json_diag_;
+  }
   return report_json_;
 }
 

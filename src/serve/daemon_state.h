@@ -12,8 +12,9 @@
 #include <string>
 #include <utility>
 
-#include "serve/exporter_state.h"
+#include "history/reader.h"
 #include "probe/sampler.h"
+#include "serve/exporter_state.h"
 
 namespace gd {
 
@@ -31,10 +32,20 @@ struct SamplerCounters {
   uint64_t restarts = 0;
 };
 
+// A stored diag run as the exporter keeps it: the findings as Findings
+// (check "diag"), the JSON parsed into the run and its figures (a JSON that
+// does not parse leaves run empty and says why in parse_error).
+DiagState diag_state_from_stored(const StoredDiagRun& r);
+
+// A report's JSON (render_json) with the diag run's findings added as
+// "last_diag": {"time", "level", "verdict", "findings"} (docs/serve.md);
+// the JSON unchanged when it does not parse.
+std::string report_json_with_diag(const std::string& report_json, const DiagState& d);
+
 class DaemonState {
  public:
   DaemonState(std::string hostname, int64_t started_unix_ms, double interval_s,
-              double check_interval_s);
+              double check_interval_s, double diag_max_age_s = 7 * 86400.0);
 
   // One sampling attempt: a good one replaces the sample; a failed one
   // keeps the last good sample (served, marked stale) and records why.
@@ -47,11 +58,19 @@ class DaemonState {
   void record_kernel_event(const KernelEvent& e);
   void set_kernel_log_source(std::string source);
   void set_history_ok(bool ok);
+  // The newest diag run in the history (null: none).
+  void record_diag(std::shared_ptr<const DiagState> diag);
+  // The id of the diag run held (0: none), for "has a newer one come".
+  int64_t diag_id() const;
 
   // The state at now_ms, staleness computed.
   ExporterView view(int64_t now_unix_ms) const;
   // The last report's JSON; null before the first check.
   std::shared_ptr<const std::string> report_json() const;
+  // What /report.json serves at now_ms: the last report's JSON, with the
+  // diag run's findings while the run is at most diag_max_age_s old; null
+  // before the first check.
+  std::shared_ptr<const std::string> served_report_json(int64_t now_unix_ms) const;
   bool xids_seeded() const;
 
   // Loop liveness for /healthz: each loop beats once per round.
@@ -69,9 +88,13 @@ class DaemonState {
   int64_t started_ms_;
   double interval_s_;
   double check_interval_s_;
+  double diag_max_age_s_;
   std::shared_ptr<const SampleState> sample_;
   std::shared_ptr<const CheckState> check_;
   std::shared_ptr<const std::string> report_json_;
+  std::shared_ptr<const DiagState> diag_;
+  // report_json_ with diag_'s findings; rebuilt when either changes.
+  std::shared_ptr<const std::string> report_json_diag_;
   std::map<std::pair<std::string, int>, uint64_t> xid_counts_;
   bool seeded_ = false;
   std::string kernel_log_source_;

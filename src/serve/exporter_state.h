@@ -7,9 +7,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "diag/evaluate.h"
+#include "diag/result.h"
 #include "report/finding.h"
 #include "snapshot/snapshot.h"
 
@@ -39,6 +43,30 @@ struct CheckState {
   uint64_t runs = 0;
 };
 
+// The newest `gpudoctor diag` run in the history (history/reader.h), read
+// after each check; parsed once per run.
+struct DiagState {
+  int64_t id = 0;  // diag_runs.id
+  int64_t time_unix_ms = 0;
+  int level = 0;
+  Severity verdict = Severity::kOk;
+  // Those that say something (info, warn, fail), with evidence and remedy;
+  // check = "diag".
+  std::vector<Finding> findings;
+  // The measurements; nullopt when the stored JSON did not parse
+  // (parse_error says why): the verdict and findings stand without them.
+  std::optional<DiagRun> run;
+  std::vector<DiagFigure> figures;
+  std::string parse_error;
+};
+
+// Whether a diag run still counts as news at now_ms: its findings join the
+// exporter's while it is at most max_age_s old (gpudoctor serve
+// --diag-max-age).
+inline bool diag_is_current(const DiagState& d, int64_t now_unix_ms, double max_age_s) {
+  return static_cast<double>(now_unix_ms - d.time_unix_ms) <= max_age_s * 1000;
+}
+
 struct ExporterView {
   std::string hostname;
   std::string version;  // GD_VERSION
@@ -52,6 +80,9 @@ struct ExporterView {
   std::map<std::pair<std::string, int>, uint64_t> xid_counts;
   std::string kernel_log_source;  // "" when the log cannot be read
   bool history_ok = true;         // the last history write succeeded (or history is off)
+  // The newest diag run in the history; null when none (or no history).
+  std::shared_ptr<const DiagState> diag;
+  double diag_max_age_s = 7 * 86400.0;
 };
 
 }  // namespace gd

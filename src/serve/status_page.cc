@@ -214,16 +214,16 @@ void gpu_table(std::string& o, const NvmlInfo& nvml, const Snapshot* snap) {
   o += "</tbody></table></div>\n";
 }
 
-void findings_table(std::string& o, const Report& r) {
-  int ok = 0, na = 0;
+// One row per finding that says something; ok and n/a ones are counted.
+std::string finding_rows(const std::vector<Finding>& findings, int* ok, int* na) {
   std::string rows;
-  for (const Finding& f : r.findings) {
+  for (const Finding& f : findings) {
     if (f.severity == Severity::kOk) {
-      ++ok;
+      ++*ok;
       continue;
     }
     if (f.severity == Severity::kNotApplicable) {
-      ++na;
+      ++*na;
       continue;
     }
     rows +=
@@ -248,14 +248,76 @@ void findings_table(std::string& o, const Report& r) {
     }
     rows += "</td></tr>\n";
   }
+  return rows;
+}
+
+constexpr char kFindingsHead[] =
+    "<thead><tr><th>Severity</th><th>Finding</th><th>Summary</th><th>GPUs</th><th>Remedy</th>"
+    "</tr></thead>\n<tbody>\n";
+
+void findings_table(std::string& o, const Report& r) {
+  int ok = 0, na = 0;
+  std::string rows = finding_rows(r.findings, &ok, &na);
   if (rows.empty()) {
     o += "<p id=no-findings>Nothing to report: every check passed.</p>\n";
   } else {
-    o += "<div class=wrap><table id=findings>\n<thead><tr><th>Severity</th><th>Finding</th>"
-         "<th>Summary</th><th>GPUs</th><th>Remedy</th></tr></thead>\n<tbody>\n" +
-         rows + "</tbody></table></div>\n";
+    o += std::string("<div class=wrap><table id=findings>\n") + kFindingsHead + rows +
+         "</tbody></table></div>\n";
   }
   o += fmt::format("<p class=meta>{} checks ok, {} not applicable on this machine.</p>\n", ok, na);
+}
+
+// A measured figure in the unit people read: TFLOP/s, GB/s, percent.
+std::string figure_value(double v, const std::string& unit) {
+  if (unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", v / 1e12);
+  if (unit == "bytes/s") return fmt::format("{:.1f} GB/s", v / 1e9);
+  if (unit == "ratio") return fmt::format("{:.1f} %", v * 100);
+  return fmt::format("{:g} {}", v, unit);
+}
+
+// The newest `gpudoctor diag` run in the history: when, its verdict, its
+// findings while it is current (--diag-max-age), and what it measured.
+void diag_section(std::string& o, const ExporterView& v) {
+  const DiagState& d = *v.diag;
+  const bool current = diag_is_current(d, v.now_unix_ms, v.diag_max_age_s);
+  o += "<h2>Last diag run</h2>\n";
+  o += fmt::format(
+      "<p class=meta id=diag-time>gpudoctor diag level {}: {} ({} ago) <span id=diag-verdict "
+      "class=\"badge {}\">{}</span>{}</p>\n",
+      d.level, utc(d.time_unix_ms), age(v.now_unix_ms - d.time_unix_ms), sev_class(d.verdict),
+      esc(severity_name(d.verdict)),
+      current
+          ? ""
+          : " <span class=stale>older than --diag-max-age: its findings no longer count</span>");
+  if (current) {
+    int ok = 0, na = 0;
+    std::string rows = finding_rows(d.findings, &ok, &na);
+    if (rows.empty()) {
+      o += "<p id=no-diag-findings>Every test passed.</p>\n";
+    } else {
+      o += std::string("<div class=wrap><table id=diag-findings>\n") + kFindingsHead + rows +
+           "</tbody></table></div>\n";
+    }
+  }
+  if (!d.parse_error.empty()) {
+    o += "<p class=meta>Its figures cannot be shown: " + esc(d.parse_error) + "</p>\n";
+  }
+  if (d.figures.empty()) return;
+  o += "<div class=wrap><table id=diag-figures>\n<thead><tr><th>Bus ID</th><th>Figure</th>"
+       "<th>Measured</th><th>Expected at least</th><th>Peers' median</th><th>Judgement</th>"
+       "</tr></thead>\n<tbody>\n";
+  for (const DiagFigure& f : d.figures) {
+    bool bad = !f.judgement.empty() && f.judgement != "ok";
+    o += "<tr><td class=mono>" + (f.bus_id.empty() ? std::string(kNa) : esc(f.bus_id)) +
+         "</td><td class=mono>" + esc(f.metric) + "</td><td class=num>" +
+         esc(figure_value(f.value, f.unit)) + "</td><td class=num>" +
+         (f.expected > 0 ? esc(figure_value(f.expected, f.unit)) : std::string(kNa)) +
+         "</td><td class=num>" +
+         (f.peer_median > 0 ? esc(figure_value(f.peer_median, f.unit)) : std::string(kNa)) +
+         "</td><td>" + (bad ? "<span class=hot>" : "") + esc(f.judgement) + (bad ? "</span>" : "") +
+         "</td></tr>\n";
+  }
+  o += "</tbody></table></div>\n";
 }
 
 void xid_table(std::string& o, const ExporterView& v) {
@@ -343,6 +405,8 @@ std::string render_status_page(const ExporterView& v) {
   } else {
     o += "<p class=na>No check has finished yet.</p>\n";
   }
+
+  if (v.diag) diag_section(o, v);
 
   o += "<h2>Kernel log: Xid events</h2>\n";
   xid_table(o, v);

@@ -187,6 +187,97 @@ ExporterView sick_view() {
   return v;
 }
 
+// hgx-8xh100 the day after a level-3 `gpudoctor diag`: GPU 2's memory test
+// found 3 failing words, GPU 6 computed two wrong bf16 elements, GPU 7's
+// host copies are slow (its x8 link), one p2p pair, NCCL over three sizes.
+// The run is 26 h old, within the default --diag-max-age, so its findings
+// join the check's.
+std::shared_ptr<const DiagState> diag_state() {
+  auto d = std::make_shared<DiagState>();
+  d->id = 4;
+  d->time_unix_ms = kNowMs - 26 * 3600 * 1000;
+  d->level = 3;
+  d->verdict = Severity::kFail;
+  auto finding = [](const char* id, Severity sev, std::string bus, const char* summary) {
+    Finding f;
+    f.id = id;
+    f.severity = sev;
+    f.gpus = {std::move(bus)};
+    f.summary = summary;
+    f.check = "diag";
+    return f;
+  };
+  d->findings = {
+      finding("memory.test-failed", Severity::kFail, "0000:3a:00.0",
+              "memory test: 3 failing words"),
+      finding("compute.mismatch", Severity::kFail, "0000:ba:00.0", "bf16 GEMM: 2 wrong elements"),
+      finding("perf.pcie-slow", Severity::kWarn, "0000:db:00.0", "host copies at half speed")};
+  DiagRun run;
+  run.level = 3;
+  const char* buses[] = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+                         "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"};
+  for (int i = 0; i < 8; ++i) {
+    std::string bus = buses[i];
+    for (auto [dtype, tflops] : {std::pair{"bf16", 700.5}, std::pair{"fp32", 51.25}}) {
+      DiagGemmResult g;
+      g.bus_id = bus;
+      g.dtype = dtype;
+      g.flops_per_s = (tflops + i) * 1e12;
+      g.mismatches = (i == 6 && std::string(dtype) == "bf16") ? 2 : 0;
+      g.status = g.mismatches ? DiagStatus::kFail : DiagStatus::kPass;
+      run.gemms.push_back(g);
+    }
+    for (auto [dir, bps] :
+         {std::pair{"h2d", 55.0e9}, std::pair{"d2h", 52.5e9}, std::pair{"d2d", 3.35e12}}) {
+      DiagCopyResult c;
+      c.bus_id = bus;
+      c.direction = dir;
+      c.bytes_per_s = i == 7 && std::string(dir) != "d2d" ? bps / 2 : bps;
+      run.copies.push_back(c);
+    }
+    DiagMemtestResult m;
+    m.bus_id = bus;
+    m.errors = i == 2 ? 3 : 0;
+    m.status = m.errors ? DiagStatus::kFail : DiagStatus::kPass;
+    run.memtests.push_back(m);
+  }
+  DiagGemmResult skipped;  // measured nothing: no series
+  skipped.bus_id = buses[0];
+  skipped.dtype = "fp64";
+  skipped.status = DiagStatus::kSkip;
+  run.gemms.push_back(skipped);
+  for (auto [src, dst] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    DiagP2pResult p;
+    p.src = buses[src];
+    p.dst = buses[dst];
+    p.access = true;
+    p.bytes_per_s = 370.0e9 + src;
+    run.p2p.push_back(p);
+  }
+  DiagNcclResult nccl;
+  for (const char* b : buses) nccl.bus_ids.push_back(b);
+  for (auto [bytes, busbw] : {std::pair{1048576ULL, 40.5e9}, std::pair{67108864ULL, 350.0e9},
+                              std::pair{1073741824ULL, 480.25e9}}) {
+    DiagNcclPoint pt;
+    pt.bytes = bytes;
+    pt.busbw_bytes_per_s = busbw;
+    nccl.points.push_back(pt);
+  }
+  run.nccl = nccl;
+  DiagScalingResult scaling;
+  scaling.efficiency = 0.9625;
+  scaling.speedup = 7.7;
+  run.scaling = scaling;
+  d->run = std::move(run);
+  return d;
+}
+
+ExporterView diag_view() {
+  ExporterView v = view_of(hgx());
+  v.diag = diag_state();
+  return v;
+}
+
 // gpudoctor serve a moment after it started: no sample, no check yet.
 ExporterView starting_view() {
   ExporterView v;
@@ -214,6 +305,10 @@ TEST(PrometheusGolden, HealthyHgx) { expect_golden("hgx-8xh100", render_metrics(
 TEST(PrometheusGolden, SickHgx) { expect_golden("hgx-8xh100-sick", render_metrics(sick_view())); }
 
 TEST(PrometheusGolden, Starting) { expect_golden("starting", render_metrics(starting_view())); }
+
+TEST(PrometheusGolden, HgxWithDiagRun) {
+  expect_golden("hgx-8xh100-diag", render_metrics(diag_view()));
+}
 
 // The sample lines (not # HELP / # TYPE) that contain needle.
 std::vector<std::string> lines_with(const std::string& text, std::string_view needle) {
@@ -282,7 +377,9 @@ TEST(Prometheus, EscapesLabelValues) {
 // Every sample line belongs to the family whose HELP/TYPE precede it, and
 // each family appears once: what the text format demands.
 TEST(Prometheus, FamiliesAreContiguous) {
-  std::string m = render_metrics(sick_view());
+  ExporterView sick_with_diag = sick_view();  // every family, the diag run's too
+  sick_with_diag.diag = diag_state();
+  std::string m = render_metrics(sick_with_diag);
   std::set<std::string> seen;
   std::string current;
   std::istringstream in(m);
@@ -349,6 +446,7 @@ TEST(Prometheus, DocsListEveryMetric) {
   h.retired_pages_pending = nv_ok(0);
   std::set<std::string> emitted = emitted_names(render_metrics(view_of(full)));
   for (const auto& n : emitted_names(render_metrics(sick_view()))) emitted.insert(n);
+  for (const auto& n : emitted_names(render_metrics(diag_view()))) emitted.insert(n);
   EXPECT_EQ(emitted, table);
 }
 

@@ -3,8 +3,11 @@
 // daemon's routes in --from mode.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "diag/json.h"
 #include "serve/daemon.h"
 #include "snapshot_builders.h"
 
@@ -232,6 +235,103 @@ TEST_F(FromSnapshotDaemon, AHistoryThatCannotBeOpenedIsNotedOnceAndNotFatal) {
   ASSERT_EQ(notes_.size(), 1u);
   EXPECT_NE(notes_[0].find("history /proc/gpudoctor-no-such-dir/history.db"), std::string::npos)
       << notes_[0];
+}
+
+// `gpudoctor diag` writes a run into the history the daemon keeps: the
+// daemon reads the newest one at start and after every check, and serves
+// it on /metrics, /report.json and / (its findings while within
+// --diag-max-age).
+TEST_F(FromSnapshotDaemon, ServesTheNewestDiagRunOfTheHistory) {
+  char tmpl[] = "/tmp/gd-serve-diag-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string path = dir + "/history.db";
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  auto diag_report = [](const char* id, Severity sev) {
+    Finding f;
+    f.id = id;
+    f.severity = sev;
+    f.gpus = {"0000:18:00.0"};
+    f.summary = std::string(id) + " on 0000:18:00.0";
+    f.remedy = {"drain the node"};
+    Report r;
+    r.verdict = sev;
+    r.findings = {f};
+    return r;
+  };
+  // What `gpudoctor diag` stores: {"run": gpudoctor.diag/v1, "figures": [...]}.
+  auto diag_json = [](int level) {
+    DiagRun run;
+    run.level = level;
+    nlohmann::json j = {{"run", diag_run_to_json(run)}, {"figures", nlohmann::json::array()}};
+    j["run"]["level"] = level;
+    return j.dump();
+  };
+  // The daemon notes a stored run it cannot parse (its figures are then
+  // not served); with diag/json.cc complete it notes nothing.
+  const bool parses = diag_run_from_json(nlohmann::json::parse(diag_json(2))["run"]).ok();
+  {
+    auto store = open_history(path, true);
+    ASSERT_TRUE(store.ok()) << store.error();
+    // One too old to count, then the newest, a day old.
+    ASSERT_TRUE((*store)
+                    ->add_diag(now_ms() - 9 * 86400'000LL,
+                               diag_report("compute.mismatch", Severity::kFail), diag_json(3))
+                    .ok());
+    ASSERT_TRUE((*store)
+                    ->add_diag(now_ms() - 86400'000LL,
+                               diag_report("memory.test-failed", Severity::kFail), diag_json(2))
+                    .ok());
+  }
+  DaemonOptions o = options();
+  o.history_path = path;
+  auto d = Daemon::start(o);
+  ASSERT_TRUE(d.ok()) << d.error();
+  auto routes = (*d)->routes();
+  std::string metrics = routes["/metrics"]().body;
+  EXPECT_NE(metrics.find("\ngpudoctor_diag_level 2\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\ngpudoctor_diag_verdict{severity=\"fail\"} 1\n"), std::string::npos);
+  EXPECT_NE(metrics.find("gpudoctor_finding{id=\"memory.test-failed\",severity=\"fail\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("compute.mismatch"), std::string::npos);  // not the newest run
+  std::string report = routes["/report.json"]().body;
+  EXPECT_NE(report.find("\"last_diag\""), std::string::npos) << report;
+  EXPECT_NE(report.find("\"memory.test-failed\""), std::string::npos);
+  EXPECT_NE(routes["/"]().body.find("gpudoctor diag level 2"), std::string::npos);
+
+  // A newer run, written while the daemon serves, shows after the next
+  // check; one older than --diag-max-age keeps its series, not its finding.
+  {
+    auto store = open_history(path, false);
+    ASSERT_TRUE(store.ok()) << store.error();
+    ASSERT_TRUE((*store)
+                    ->add_diag(now_ms() - 8 * 86400'000LL,
+                               diag_report("perf.pcie-slow", Severity::kWarn), diag_json(1))
+                    .ok());
+  }
+  bool seen = false;
+  for (int i = 0; i < 40 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    seen = routes["/metrics"]().body.find("\ngpudoctor_diag_level 1\n") != std::string::npos;
+  }
+  EXPECT_TRUE(seen) << routes["/metrics"]().body;
+  metrics = routes["/metrics"]().body;
+  EXPECT_NE(metrics.find("\ngpudoctor_diag_verdict{severity=\"warn\"} 1\n"), std::string::npos);
+  EXPECT_EQ(metrics.find("perf.pcie-slow"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("memory.test-failed"), std::string::npos) << metrics;
+  EXPECT_EQ(routes["/report.json"]().body.find("\"last_diag\""), std::string::npos);
+  EXPECT_TRUE((*d)->stop(std::chrono::milliseconds(3000)));
+  if (parses) {
+    EXPECT_TRUE(notes_.empty()) << notes_.at(0);
+  }
+  for (const std::string& n : notes_) {
+    EXPECT_NE(n.find("history " + path + ": diag run "), std::string::npos) << n;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(FromSnapshotDaemon, APortTakenIsAnError) {

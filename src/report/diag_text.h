@@ -1,0 +1,33 @@
+// The human report of `gpudoctor diag` (docs/diag.md): a header with the
+// GPUs and level, each GPU's measured figures against the expected floor and
+// its peers, the peer-to-peer matrix, NCCL's sizes and the scaling line,
+// then the findings as `gpudoctor check` prints them. A sink: it judges
+// nothing itself (diag/evaluate.h did).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "diag/evaluate.h"
+#include "diag/result.h"
+#include "report/finding.h"
+#include "report/render.h"
+
+namespace gd {
+
+// A figure in human units: FLOP/s as "712.4 TFLOP/s", bytes/s as
+// "55.1 GB/s" (1e9 bytes/s), a ratio as "93.5 %", anything else as
+// "<value> <unit>".
+std::string format_diag_value(double value, const std::string& unit);
+
+// 1048576 -> "1 MiB", 1536 -> "1.5 KiB", 150754820096 -> "140.4 GiB".
+std::string format_diag_bytes(double bytes);
+
+// `gpus`: the GPUs asked for, in order (bus ids); the sections follow that
+// order, GPUs the helper named beyond them come after. r.snapshot (may be
+// null) gives nvidia-smi indices and names.
+std::string render_diag_text(const Report& r, const DiagRun& run,
+                             const std::vector<DiagFigure>& figures,
+                             const std::vector<std::string>& gpus, const TextOptions& opt = {});
+
+}  // namespace gd
