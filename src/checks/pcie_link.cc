@@ -38,21 +38,6 @@ double gen_gts(uint32_t gen) {
   return gen < std::size(kGts) ? kGts[gen] : 0;
 }
 
-const NvmlGpu* nvml_gpu(const Snapshot& s, const std::string& bdf) {
-  for (const auto& g : s.nvml.gpus) {
-    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bdf) return &g;
-  }
-  return nullptr;
-}
-
-const PciBridge* bridge(const Snapshot& s, const std::string& bdf) {
-  if (bdf.empty()) return nullptr;
-  for (const auto& b : s.pci_bridges) {
-    if (b.bdf == bdf) return &b;
-  }
-  return nullptr;
-}
-
 // min over the known (> 0) values; 0 when none is known.
 template <class T>
 T known_min(std::initializer_list<T> v) {
@@ -80,8 +65,8 @@ struct Link {
 
 Link read_link(const Snapshot& s, const PciDevice& d) {
   Link l;
-  const PciBridge* port = bridge(s, d.parent);
-  const NvmlGpu* g = nvml_gpu(s, d.bdf);
+  const PciBridge* port = find_pci_bridge(s, d.parent);
+  const NvmlGpu* g = find_nvml_gpu(s, d.bdf);
   const NvmlHealth* h = g ? &g->health : nullptr;
   int nvml_width = h && h->pcie_link_width.ok() ? static_cast<int>(h->pcie_link_width.value) : 0;
   int nvml_max_width =

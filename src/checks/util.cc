@@ -28,6 +28,21 @@ std::vector<const PciDevice*> pci_gpus(const Snapshot& s) {
   return out;
 }
 
+const NvmlGpu* find_nvml_gpu(const Snapshot& s, const std::string& bdf) {
+  for (const auto& g : s.nvml.gpus) {
+    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bdf) return &g;
+  }
+  return nullptr;
+}
+
+const PciBridge* find_pci_bridge(const Snapshot& s, const std::string& bdf) {
+  if (bdf.empty()) return nullptr;
+  for (const auto& b : s.pci_bridges) {
+    if (b.bdf == bdf) return &b;
+  }
+  return nullptr;
+}
+
 bool has_nvswitch(const Snapshot& s) {
   for (const auto& d : s.pci) {
     if (d.kind == PciKind::kNvSwitch) return true;

@@ -19,6 +19,9 @@ std::vector<Finding> all_ok(std::string id, std::string summary);
 // NVIDIA GPUs on the PCI bus (kind == kGpu), in bus order.
 std::vector<const PciDevice*> pci_gpus(const Snapshot& s);
 bool has_nvswitch(const Snapshot& s);
+// The NVML GPU / PCI bridge at a bus id; nullptr when none.
+const NvmlGpu* find_nvml_gpu(const Snapshot& s, const std::string& bdf);
+const PciBridge* find_pci_bridge(const Snapshot& s, const std::string& bdf);
 
 // The CUDA probe's run with the user's environment / the clean one; nullptr
 // when that run did not happen.

@@ -22,6 +22,7 @@
 #include "history/since.h"
 #include "history/store.h"
 #include "probe/hw_common.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -38,18 +39,6 @@ std::string local_time(int64_t ms) {
   localtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
-// RFC 3339 in UTC with milliseconds: "2026-03-01T14:02:11.000Z".
-std::string iso_time(int64_t ms) {
-  int64_t sub = ((ms % 1000) + 1000) % 1000;
-  time_t t = static_cast<time_t>((ms - sub) / 1000);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[48];
-  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(sub));
   return buf;
 }
 
@@ -329,8 +318,8 @@ std::string render_json(const Answer& a) {
   Json j;
   j["schema"] = "gpudoctor.history/v1";
   j["db"] = a.db;
-  j["now"] = iso_time(a.now_ms);
-  j["since"] = a.since_ms == kBeginning ? Json() : Json(iso_time(a.since_ms));
+  j["now"] = iso_time_ms(a.now_ms);
+  j["since"] = a.since_ms == kBeginning ? Json() : Json(iso_time_ms(a.since_ms));
   if (a.gpu) {
     Json g = gpu_json(*a.gpu);
     g["query"] = a.gpu_query;
@@ -340,8 +329,8 @@ std::string render_json(const Answer& a) {
   }
   Json reports;
   reports["count"] = a.reports.count;
-  reports["first"] = a.reports.count ? Json(iso_time(a.reports.first_ms)) : Json();
-  reports["last"] = a.reports.count ? Json(iso_time(a.reports.last_ms)) : Json();
+  reports["first"] = a.reports.count ? Json(iso_time_ms(a.reports.first_ms)) : Json();
+  reports["last"] = a.reports.count ? Json(iso_time_ms(a.reports.last_ms)) : Json();
   reports["verdict"] = a.reports.count ? Json(a.reports.last_verdict) : Json();
   j["reports"] = reports;
   j["gpus"] = Json::array();
@@ -353,8 +342,8 @@ std::string render_json(const Answer& a) {
                                {"type", g.type},
                                {"code", g.code},
                                {"message", g.message},
-                               {"first_seen", iso_time(g.first_seen_ms)},
-                               {"last_seen", iso_time(g.last_seen_ms)},
+                               {"first_seen", iso_time_ms(g.first_seen_ms)},
+                               {"last_seen", iso_time_ms(g.last_seen_ms)},
                                {"count", g.count},
                                {"boots", g.boots}});
   }
@@ -362,7 +351,7 @@ std::string render_json(const Answer& a) {
   static const char* const kKinds[] = {"verdict", "appeared", "cleared", "changed", "event"};
   for (const Change& c : a.changes) {
     Json x;
-    x["time"] = iso_time(c.time_ms);
+    x["time"] = iso_time_ms(c.time_ms);
     x["change"] = kKinds[static_cast<int>(c.kind)];
     if (c.kind == Change::Kind::kEvent) {
       const EventRun& e = c.event;
@@ -372,8 +361,8 @@ std::string render_json(const Answer& a) {
                         {"code", e.code},
                         {"message", e.message},
                         {"line", e.line},
-                        {"first_seen", iso_time(e.first_seen_ms)},
-                        {"last_seen", iso_time(e.last_seen_ms)},
+                        {"first_seen", iso_time_ms(e.first_seen_ms)},
+                        {"last_seen", iso_time_ms(e.last_seen_ms)},
                         {"count", e.count},
                         {"boot", e.boot}};
     } else {
@@ -391,7 +380,7 @@ std::string render_json(const Answer& a) {
         findings.push_back(
             Json{{"id", f.id}, {"severity", f.severity}, {"gpus", f.gpus}, {"summary", f.summary}});
       }
-      j["diag_runs"].push_back(Json{{"time", iso_time(r.time_ms)},
+      j["diag_runs"].push_back(Json{{"time", iso_time_ms(r.time_ms)},
                                     {"level", r.level},
                                     {"verdict", r.verdict},
                                     {"findings", std::move(findings)}});

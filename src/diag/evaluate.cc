@@ -18,18 +18,6 @@ namespace gd {
 
 namespace {
 
-Finding finding(const char* id, Severity sev, std::string summary) {
-  Finding f = make_finding(id, sev, std::move(summary));
-  f.check = "diag";
-  return f;
-}
-
-void add_gpu(Finding* f, const std::string& bus_id) {
-  if (!bus_id.empty() && std::find(f->gpus.begin(), f->gpus.end(), bus_id) == f->gpus.end()) {
-    f->gpus.push_back(bus_id);
-  }
-}
-
 bool has_prefix(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // "bf16 GEMM", "memory bandwidth (device copy)", "host-to-device copy".
@@ -129,9 +117,9 @@ Finding perf_finding(const PerfId& p, const DiagRun& run, const Snapshot& s,
     if (has_prefix(f.metric, p.prefix) && !f.bus_id.empty()) mine.push_back(&f);
   }
   if (mine.empty()) {
-    return finding(p.id, Severity::kNotApplicable, level_na(run, p.level, p.test));
+    return diag_finding(p.id, Severity::kNotApplicable, level_na(run, p.level, p.test));
   }
-  Finding f = finding(p.id, Severity::kOk, "");
+  Finding f = diag_finding(p.id, Severity::kOk, "");
   std::vector<std::string> ok_lines;
   int judged = 0;
   std::set<std::string> gpus;
@@ -144,7 +132,7 @@ Finding perf_finding(const PerfId& p, const DiagRun& run, const Snapshot& s,
       continue;
     }
     f.severity = Severity::kWarn;
-    add_gpu(&f, fig->bus_id);
+    add_finding_gpu(&f, fig->bus_id);
     std::vector<std::string> l = figure_lines(*fig, g);
     f.evidence.insert(f.evidence.end(), l.begin(), l.end());
   }

@@ -19,18 +19,6 @@ namespace gd {
 
 namespace {
 
-Finding finding(const char* id, Severity sev, std::string summary) {
-  Finding f = make_finding(id, sev, std::move(summary));
-  f.check = "diag";
-  return f;
-}
-
-void add_gpu(Finding* f, const std::string& bus_id) {
-  if (!bus_id.empty() && std::find(f->gpus.begin(), f->gpus.end(), bus_id) == f->gpus.end()) {
-    f->gpus.push_back(bus_id);
-  }
-}
-
 std::string plural(int64_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -52,13 +40,13 @@ Finding memtest_finding(const DiagRun& run, const Snapshot& s) {
     if (ran(m.status)) done.push_back(&m);
   }
   if (done.empty()) {
-    return finding(kId, Severity::kNotApplicable,
-                   run.level < 2 ? fmt::format("Level {} runs no memory test (gpudoctor diag "
-                                               "--level 2).",
-                                               run.level)
-                                 : "No memory test result (see diag.incomplete).");
+    return diag_finding(kId, Severity::kNotApplicable,
+                        run.level < 2 ? fmt::format("Level {} runs no memory test (gpudoctor diag "
+                                                    "--level 2).",
+                                                    run.level)
+                                      : "No memory test result (see diag.incomplete).");
   }
-  Finding f = finding(kId, Severity::kOk, "");
+  Finding f = diag_finding(kId, Severity::kOk, "");
   std::vector<std::string> ok_lines;
   int64_t total_errors = 0;
   for (const DiagMemtestResult* m : done) {
@@ -70,7 +58,7 @@ Finding memtest_finding(const DiagRun& run, const Snapshot& s) {
       ok_lines.push_back(fmt::format("{}: no failing word in {}", g.label(), tested));
       continue;
     }
-    add_gpu(&f, m->bus_id);
+    add_finding_gpu(&f, m->bus_id);
     total_errors += m->errors;
     f.evidence.push_back(
         fmt::format("{}: {} in {}", g.label(),
@@ -115,10 +103,10 @@ Finding memtest_finding(const DiagRun& run, const Snapshot& s) {
 
 Finding mismatch_finding(const DiagRun& run, const Snapshot& s) {
   constexpr const char* kId = "compute.mismatch";
-  Finding f = finding(kId, Severity::kOk, "");
+  Finding f = diag_finding(kId, Severity::kOk, "");
   int verified = 0;
   auto bad = [&](const std::string& bus, std::string line) {
-    add_gpu(&f, bus);
+    add_finding_gpu(&f, bus);
     f.evidence.push_back(std::move(line));
   };
   auto label = [&](const std::string& bus) { return node_gpu(run, s, bus).label(); };
@@ -155,7 +143,7 @@ Finding mismatch_finding(const DiagRun& run, const Snapshot& s) {
     if (!ran(p.status)) continue;
     ++verified;
     if (p.status == DiagStatus::kFail || p.mismatches > 0) {
-      add_gpu(&f, p.src);
+      add_finding_gpu(&f, p.src);
       bad(p.dst, fmt::format("peer copy {} -> {}: {} differ{}", p.src, p.dst,
                              plural(p.mismatches, "element", "elements"),
                              p.message.empty() ? "" : " (" + p.message + ")"));
@@ -165,7 +153,7 @@ Finding mismatch_finding(const DiagRun& run, const Snapshot& s) {
     ++verified;
     const DiagNcclResult& n = *run.nccl;
     if (n.status == DiagStatus::kFail || n.mismatches > 0) {
-      for (const auto& b : n.bus_ids) add_gpu(&f, b);
+      for (const auto& b : n.bus_ids) add_finding_gpu(&f, b);
       f.evidence.push_back(
           fmt::format("NCCL all-reduce over {} GPUs: {} not equal to the expected sum{}",
                       n.bus_ids.size(), plural(n.mismatches, "result element", "result elements"),
@@ -173,7 +161,8 @@ Finding mismatch_finding(const DiagRun& run, const Snapshot& s) {
     }
   }
   if (verified == 0) {
-    return finding(kId, Severity::kNotApplicable, "No verified test ran (see diag.incomplete).");
+    return diag_finding(kId, Severity::kNotApplicable,
+                        "No verified test ran (see diag.incomplete).");
   }
   if (f.evidence.empty()) {
     f.summary =
@@ -233,11 +222,11 @@ Finding clocks_finding(const DiagRun& run, const Snapshot& s) {
     }
   }
   if (by_gpu.empty()) {
-    return finding(kId, Severity::kNotApplicable,
-                   "No NVML samples were taken during the run, so throttling under load is "
-                   "unknown.");
+    return diag_finding(kId, Severity::kNotApplicable,
+                        "No NVML samples were taken during the run, so throttling under load is "
+                        "unknown.");
   }
-  Finding f = finding(kId, Severity::kOk, "");
+  Finding f = diag_finding(kId, Severity::kOk, "");
   std::vector<std::string> ok_lines;
   int power_capped = 0;
   for (const auto& [bus, g] : by_gpu) {
@@ -259,7 +248,7 @@ Finding clocks_finding(const DiagRun& run, const Snapshot& s) {
       ok_lines.push_back(line + "; reasons seen " + reasons_text(g.bits));
       continue;
     }
-    add_gpu(&f, bus);
+    add_finding_gpu(&f, bus);
     f.evidence.push_back(fmt::format("{}; {} in {} of {} samples", line, reasons_text(g.slow_bits),
                                      g.slowed, g.samples));
   }
@@ -296,7 +285,7 @@ Finding clocks_finding(const DiagRun& run, const Snapshot& s) {
 
 Finding incomplete_finding(const DiagRun& run) {
   constexpr const char* kId = "diag.incomplete";
-  Finding f = finding(kId, Severity::kOk, "");
+  Finding f = diag_finding(kId, Severity::kOk, "");
   if (!run.incomplete.empty()) {
     f.evidence.push_back("the helper's answer ended early: " + run.incomplete);
     if (!run.last_started.empty()) {
@@ -304,7 +293,7 @@ Finding incomplete_finding(const DiagRun& run) {
     }
   }
   for (const auto& e : run.errors) {
-    add_gpu(&f, e.bus_id);
+    add_finding_gpu(&f, e.bus_id);
     std::string where = e.test.empty() ? "" : " in " + e.test;
     if (!e.bus_id.empty()) where += " on " + e.bus_id;
     f.evidence.push_back(fmt::format("helper error{}: {}", where, e.message));
@@ -312,7 +301,7 @@ Finding incomplete_finding(const DiagRun& run) {
   auto errored = [&](DiagStatus st, const std::string& test, const std::string& bus,
                      const std::string& message) {
     if (st != DiagStatus::kError) return;
-    add_gpu(&f, bus);
+    add_finding_gpu(&f, bus);
     f.evidence.push_back(fmt::format("{}{} could not run: {}", test,
                                      bus.empty() ? "" : " on " + bus,
                                      message.empty() ? "no detail" : message));
@@ -322,7 +311,7 @@ Finding incomplete_finding(const DiagRun& run) {
   for (const auto& m : run.memtests) errored(m.status, "memtest", m.bus_id, m.message);
   for (const auto& g : run.gemms) errored(g.status, g.dtype + " GEMM", g.bus_id, g.message);
   for (const auto& p : run.p2p) {
-    if (p.status == DiagStatus::kError) add_gpu(&f, p.src);
+    if (p.status == DiagStatus::kError) add_finding_gpu(&f, p.src);
     errored(p.status, "peer copy " + p.src + " -> " + p.dst, "", p.message);
   }
   if (run.nccl) errored(run.nccl->status, "NCCL all-reduce", "", run.nccl->message);

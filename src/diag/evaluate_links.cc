@@ -20,18 +20,6 @@ namespace gd {
 
 namespace {
 
-Finding finding(const char* id, Severity sev, std::string summary) {
-  Finding f = make_finding(id, sev, std::move(summary));
-  f.check = "diag";
-  return f;
-}
-
-void add_gpu(Finding* f, const std::string& bus_id) {
-  if (!bus_id.empty() && std::find(f->gpus.begin(), f->gpus.end(), bus_id) == f->gpus.end()) {
-    f->gpus.push_back(bus_id);
-  }
-}
-
 const DiagFigure* figure_for(const std::vector<DiagFigure>& figures, const std::string& bus_id,
                              const std::string& metric) {
   for (const auto& f : figures) {
@@ -81,9 +69,9 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
                                           run.level)
                       : !skipped.empty() ? "Peer-to-peer was skipped: " + skipped + "."
                                          : "No peer-to-peer result (see diag.incomplete).";
-    return finding(kId, Severity::kNotApplicable, why);
+    return diag_finding(kId, Severity::kNotApplicable, why);
   }
-  Finding f = finding(kId, Severity::kOk, "");
+  Finding f = diag_finding(kId, Severity::kOk, "");
   std::vector<std::string> ok_lines;
   struct OkPath {
     std::vector<double> values;  // bytes/s
@@ -98,8 +86,8 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
     std::string pair =
         fmt::format("{} -> {} ({} -> {}, {})", p->src, p->dst, a.name, b.name, path.text);
     if (!p->access) {
-      add_gpu(&f, p->src);
-      add_gpu(&f, p->dst);
+      add_finding_gpu(&f, p->src);
+      add_finding_gpu(&f, p->dst);
       if (access_expected(a, b, nvl)) {
         ++no_access_warn;
         f.evidence.push_back(pair +
@@ -128,8 +116,8 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
       continue;
     }
     ++slow;
-    add_gpu(&f, p->src);
-    add_gpu(&f, p->dst);
+    add_finding_gpu(&f, p->src);
+    add_finding_gpu(&f, p->dst);
     if (fig->expected > 0) {
       line += fmt::format("; a healthy pair reaches at least {} ({})",
                           figure_text(fig->expected, fig->unit), fig->basis);
@@ -248,9 +236,9 @@ Finding nccl_finding(const DiagRun& run, const Snapshot& s, const std::vector<Di
     } else {
       why = "No NCCL or scaling result (see diag.incomplete).";
     }
-    return finding(kId, Severity::kNotApplicable, why);
+    return diag_finding(kId, Severity::kNotApplicable, why);
   }
-  Finding f = finding(kId, Severity::kOk, "");
+  Finding f = diag_finding(kId, Severity::kOk, "");
   std::vector<std::string> lines;
   bool bad = false;
   size_t n_gpus = run.nccl ? run.nccl->bus_ids.size() : 0;

@@ -45,7 +45,12 @@ const nlohmann::json* JsonFields::get(const char* key) const {
 bool JsonFields::has(const char* key) const { return get(key) != nullptr; }
 
 JsonFields& JsonFields::require(const char* key) {
-  if (!has(key)) fail("\"" + prefix_ + key + "\" is missing");
+  const nlohmann::json* v = get(key);
+  if (v == nullptr) {
+    fail("\"" + prefix_ + key + "\" is missing");
+  } else if (v->is_string() && v->get_ref<const std::string&>().empty()) {
+    fail("\"" + prefix_ + key + "\" is empty");
+  }
   return *this;
 }
 

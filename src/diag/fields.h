@@ -31,7 +31,7 @@ class JsonFields {
   void fail(const std::string& message);
 
   bool has(const char* key) const;  // present and not null
-  // Error when the key is absent or null.
+  // Error when the key is absent, null or an empty string.
   JsonFields& require(const char* key);
 
   // Strings are kept as given unless max_len > 0: then passed through

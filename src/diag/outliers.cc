@@ -19,21 +19,6 @@ const PciDevice* pci_device(const Snapshot& s, const std::string& bdf) {
   return nullptr;
 }
 
-const NvmlGpu* nvml_gpu(const Snapshot& s, const std::string& bdf) {
-  for (const auto& g : s.nvml.gpus) {
-    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bdf) return &g;
-  }
-  return nullptr;
-}
-
-const PciBridge* bridge(const Snapshot& s, const std::string& bdf) {
-  if (bdf.empty()) return nullptr;
-  for (const auto& b : s.pci_bridges) {
-    if (b.bdf == bdf) return &b;
-  }
-  return nullptr;
-}
-
 // PCIe generation -> GT/s per lane (PCIe Base Specification).
 double gen_gts(uint32_t gen) {
   static const double kGts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
@@ -55,7 +40,7 @@ std::vector<std::string> chain_of(const Snapshot& s, const PciDevice& d) {
   std::vector<std::string> up;
   std::string at = d.parent;
   while (!at.empty() && up.size() < 32) {
-    const PciBridge* b = bridge(s, at);
+    const PciBridge* b = find_pci_bridge(s, at);
     if (b == nullptr) break;
     up.push_back(b->bdf);
     at = b->parent;
@@ -78,7 +63,7 @@ struct NvLinkCount {
 
 NvLinkCount count_links(const Snapshot& s, const std::string& src, const std::string& dst) {
   NvLinkCount c;
-  const NvmlGpu* g = nvml_gpu(s, src);
+  const NvmlGpu* g = find_nvml_gpu(s, src);
   if (g == nullptr || !g->health.nvlinks.ok() || g->health.nvlinks.value.empty()) return c;
   c.known = true;
   for (const auto& l : g->health.nvlinks.value) {
@@ -92,8 +77,8 @@ NvLinkCount count_links(const Snapshot& s, const std::string& src, const std::st
 
 // NVML topology level of two GPUs (nvmlGpuTopologyLevel_t); -1 unknown.
 int topo_level(const Snapshot& s, const std::string& a, const std::string& b) {
-  const NvmlGpu* ga = nvml_gpu(s, a);
-  const NvmlGpu* gb = nvml_gpu(s, b);
+  const NvmlGpu* ga = find_nvml_gpu(s, a);
+  const NvmlGpu* gb = find_nvml_gpu(s, b);
   if (ga == nullptr || gb == nullptr) return -1;
   for (const auto& p : s.nvml.topology) {
     bool match = (p.a == ga->index && p.b == gb->index) || (p.a == gb->index && p.b == ga->index);
@@ -125,7 +110,7 @@ std::string NodeGpu::label() const { return "GPU " + bus_id + " " + name; }
 NodeGpu node_gpu(const DiagRun& run, const Snapshot& s, const std::string& bus_id) {
   NodeGpu n;
   n.bus_id = bus_id;
-  const NvmlGpu* g = nvml_gpu(s, bus_id);
+  const NvmlGpu* g = find_nvml_gpu(s, bus_id);
   if (const PciDevice* d = pci_device(s, bus_id); d != nullptr && d->device_id != 0) {
     n.device_id = d->device_id;
   } else if (g != nullptr && g->pci_device_id.ok()) {
@@ -148,9 +133,9 @@ NodeGpu node_gpu(const DiagRun& run, const Snapshot& s, const std::string& bus_i
 PcieRate pcie_rate(const Snapshot& s, const std::string& bus_id) {
   PcieRate r;
   const PciDevice* d = pci_device(s, bus_id);
-  const NvmlGpu* g = nvml_gpu(s, bus_id);
+  const NvmlGpu* g = find_nvml_gpu(s, bus_id);
   const NvmlHealth* h = g != nullptr ? &g->health : nullptr;
-  const PciBridge* port = d != nullptr ? bridge(s, d->parent) : nullptr;
+  const PciBridge* port = d != nullptr ? find_pci_bridge(s, d->parent) : nullptr;
   int width = d != nullptr ? d->current_link_width : 0;
   if (width <= 0 && h != nullptr && h->pcie_link_width.ok()) {
     width = static_cast<int>(h->pcie_link_width.value);
@@ -246,6 +231,18 @@ std::string figure_text(double value, const std::string& unit) {
   if (unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", value / 1e12);
   if (unit == "bytes/s") return fmt::format("{:.1f} GB/s", value / 1e9);
   return fmt::format("{:.3f}", value);
+}
+
+Finding diag_finding(const char* id, Severity sev, std::string summary) {
+  Finding f = make_finding(id, sev, std::move(summary));
+  f.check = "diag";
+  return f;
+}
+
+void add_finding_gpu(Finding* f, const std::string& bus_id) {
+  if (!bus_id.empty() && std::find(f->gpus.begin(), f->gpus.end(), bus_id) == f->gpus.end()) {
+    f->gpus.push_back(bus_id);
+  }
 }
 
 }  // namespace gd

@@ -70,6 +70,10 @@ bool is_outlier(const std::string& judgement);
 std::string figure_text(double value, const std::string& unit);
 
 // p2p.slow and nccl.slow (evaluate_links.cc).
+// A finding of the diag "check"; a GPU added to it once.
+Finding diag_finding(const char* id, Severity sev, std::string summary);
+void add_finding_gpu(Finding* f, const std::string& bus_id);
+
 Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<DiagFigure>& figures);
 Finding nccl_finding(const DiagRun& run, const Snapshot& s, const std::vector<DiagFigure>& figures,
                      const DiagThresholds& t);

@@ -179,7 +179,11 @@ void Parser::bus(JsonFields& f, const char* key, std::string* out, bool required
   if (required) f.require(key);
   std::string raw;
   f.str(key, &raw);
-  if (!f.ok() || raw.empty()) return;
+  if (!f.ok()) return;
+  if (raw.empty()) {
+    if (required) f.fail("\"" + std::string(key) + "\" is empty");
+    return;
+  }
   std::string id = normalize_pci_address(raw);
   if (id.empty()) {
     f.fail("\"" + std::string(key) + "\" is \"" + printable(raw, 64) + "\", not a PCI bus id");

@@ -16,6 +16,7 @@
 #include "probe/child.h"
 #include "probe/sampler.h"
 #include "probe/text.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
@@ -28,15 +29,6 @@ constexpr size_t kMaxHelperStdoutBytes = 16u << 20;
 constexpr size_t kMaxHelperStderrBytes = 16u << 10;
 constexpr size_t kStderrTailLines = 8;
 constexpr size_t kMaxSamples = 100000;
-
-std::string iso_utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string seconds_text(double s) {
   char buf[32];

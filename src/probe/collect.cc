@@ -6,20 +6,12 @@
 
 #include "probe/pci_topology.h"  // probe_iommu
 #include "probe/probe.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string utc_now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -33,7 +25,7 @@ Snapshot collect_snapshot(const ProbeOptions& opt) {
   Snapshot s;
   s.tool_version = GD_VERSION;
   s.hostname = host_name();
-  s.taken_at = utc_now_iso8601();
+  s.taken_at = iso_utc_now();
   s.root = opt.root;
   s.deadline_s = opt.deadline_s;
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diag/json.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -23,18 +24,6 @@ std::map<std::pair<std::string, int>, uint64_t> count_xids(const KernelLogInfo& 
 }
 
 namespace {
-
-// RFC 3339 in UTC with milliseconds, as the report's own times.
-std::string iso_time(int64_t ms) {
-  int64_t sub = ((ms % 1000) + 1000) % 1000;
-  time_t t = static_cast<time_t>((ms - sub) / 1000);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  char buf[48];
-  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(sub));
-  return buf;
-}
 
 Severity severity_named(const std::string& name) {
   for (Severity s : {Severity::kOk, Severity::kInfo, Severity::kWarn, Severity::kFail}) {
@@ -93,7 +82,7 @@ std::string report_json_with_diag(const std::string& report_json, const DiagStat
   Json j = Json::parse(report_json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return report_json;
   Json diag;
-  diag["time"] = iso_time(d.time_unix_ms);
+  diag["time"] = iso_time_ms(d.time_unix_ms);
   diag["level"] = d.level;
   diag["verdict"] = severity_name(d.verdict);
   diag["findings"] = Json::array();

@@ -198,6 +198,11 @@ INSTANTIATE_TEST_SUITE_P(
             "\"gpu\" is \"GPU-1234\", not a PCI bus id"},
         BadLine{R"({"type":"result","test":"gemm","dtype":"bf16","status":"pass"})",
                 "\"gpu\" is missing"},
+        BadLine{R"({"type":"result","test":"copy","gpu":"","direction":"h2d","status":"pass"})",
+                "\"gpu\" is empty"},
+        BadLine{
+            R"({"type":"result","test":"copy","gpu":"0000:17:00.0","direction":"","status":"pass"})",
+            "\"direction\" is empty"},
         BadLine{
             R"({"type":"result","test":"memtest","gpu":"0000:17:00.0","status":"fail","failures":[{"offset":"x"}]})",
             "\"failures[0].offset\" is a string"},

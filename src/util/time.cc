@@ -1,0 +1,28 @@
+#include "util/time.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace gd {
+
+std::string iso_utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string iso_time_ms(int64_t unix_ms) {
+  int64_t sub = ((unix_ms % 1000) + 1000) % 1000;
+  time_t t = static_cast<time_t>((unix_ms - sub) / 1000);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  char buf[48];
+  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(sub));
+  return buf;
+}
+
+}  // namespace gd

@@ -1,0 +1,14 @@
+// Wall-clock times as the reports and the history write them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gd {
+
+// Now, RFC 3339 in UTC to the second: "2026-03-01T14:02:11Z".
+std::string iso_utc_now();
+// A unix time in ms, RFC 3339 in UTC with milliseconds: "2026-03-01T14:02:11.000Z".
+std::string iso_time_ms(int64_t unix_ms);
+
+}  // namespace gd
