@@ -223,7 +223,9 @@ TEST(DiagEvaluate, SlowGpuWithoutTableRowIsStillAnOutlier) {
   EXPECT_TRUE(evidence_has(f, "no datasheet row for NVIDIA Future GPU (device 0x9999)"))
       << fixtures::describe(f);
   EXPECT_TRUE(evidence_has(f, "median 750.0 TFLOP/s (60 % of it)")) << fixtures::describe(f);
-  const DiagFigure* fig = figure(diag_figures(r, s), "0000:ab:00.0", "gemm.fp16");
+  const std::vector<DiagFigure> figs = diag_figures(r, s);
+  const DiagFigure* fig = figure(figs, "0000:ab:00.0", "gemm.fp16");
+  ASSERT_NE(fig, nullptr);
   EXPECT_EQ(fig->judgement, "outlier");
   EXPECT_EQ(fig->expected, 0);
 }
