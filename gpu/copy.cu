@@ -293,7 +293,7 @@ bool run_copy_tests(const Gpu& gpu, const HelperOptions& opt) {
   // One error for all three directions when the buffers cannot be set up.
   auto fail_all = [&](const Failure& f) {
     for (const char* d : kDirections) {
-      emit_start("copy", gpu.bus_id);
+      emit_start("copy", gpu.bus_id, "direction", d);
       CopyOutcome c(d);
       c.status = "error";
       c.message = f.message;
@@ -350,7 +350,7 @@ bool run_copy_tests(const Gpu& gpu, const HelperOptions& opt) {
   const double budget_ms = opt.duration_s * 1000 / 3;
   bool usable = true;
   for (int d = 0; d < 3 && usable; ++d) {
-    emit_start("copy", gpu.bus_id);
+    emit_start("copy", gpu.bus_id, "direction", kDirections[d]);
     CopyOutcome c(kDirections[d]);
     const cudaMemcpyKind kind = d == 0   ? cudaMemcpyHostToDevice
                                 : d == 1 ? cudaMemcpyDeviceToHost

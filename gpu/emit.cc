@@ -78,8 +78,11 @@ void Line::send() {
   std::fflush(stdout);
 }
 
-void emit_start(const char* test, const std::string& bus_id) {
-  Line("start").set("test", test).set("gpu", bus_id).send();
+void emit_start(const char* test, const std::string& bus_id, const char* key, const char* value) {
+  Line line("start");
+  line.set("test", test).set("gpu", bus_id);
+  if (key != nullptr && value != nullptr) line.set(key, value);
+  line.send();
 }
 
 void emit_error(const char* test, const std::string& bus_id, const std::string& message) {

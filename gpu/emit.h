@@ -40,8 +40,10 @@ class Line {
   std::unique_ptr<Impl> impl_;
 };
 
-// {"type":"start","test":test,"gpu":bus_id}
-void emit_start(const char* test, const std::string& bus_id);
+// {"type":"start","test":test,"gpu":bus_id}, and key:value when key is
+// given ("dtype":"bf16", "direction":"h2d"), so a hang is pinned to the step.
+void emit_start(const char* test, const std::string& bus_id, const char* key = nullptr,
+                const char* value = nullptr);
 // {"type":"error","test":test,"gpu":bus_id,"message":message}
 void emit_error(const char* test, const std::string& bus_id, const std::string& message);
 

@@ -250,7 +250,7 @@ std::string format_double(const char* fmt, double v) {
 // context is lost.
 bool run_dtype(const Gpu& gpu, const HelperOptions& opt, GemmDtype d, double budget_ms,
                cublasHandle_t h, cudaStream_t s) {
-  emit_start("gemm", gpu.bus_id);
+  emit_start("gemm", gpu.bus_id, "dtype", gemm_dtype_name(d));
   const double t0 = now_ms();
   GemmFigures fig;
   Fault f;
