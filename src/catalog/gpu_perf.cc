@@ -42,6 +42,7 @@
 #include "catalog/gpu_perf.h"
 
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 namespace gd {
@@ -124,6 +125,12 @@ const HealthyShare& healthy_share() { return kShare; }
 
 // PCIe Base Specification: 2.5 and 5 GT/s use 8b/10b, 8 to 32 GT/s
 // 128b/130b; 64 GT/s (gen 6, PAM4) moves 242 payload bytes per 256-byte FLIT.
+// PCIe Base Specification; the speeds of nvidia-facts.md §7.2 (2026-12).
+double pcie_gen_gts(uint32_t gen) {
+  static const double kGts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+  return gen < std::size(kGts) ? kGts[gen] : 0;
+}
+
 double pcie_link_bytes_per_s(double speed_gts, int width) {
   if (width <= 0 || width > 32) return 0;
   struct Code {

@@ -35,6 +35,9 @@ struct HealthyShare {
 };
 const HealthyShare& healthy_share();
 
+// PCIe generation (1..6) -> GT/s per lane; 0 for an unknown generation.
+double pcie_gen_gts(uint32_t gen);
+
 // Raw PCIe rate of a link, per direction, bytes/s: lanes x GT/s x the line
 // code (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s; PAM4 gen 6 counted at
 // its 242/256 FLIT efficiency). 0 for an unknown speed or width.

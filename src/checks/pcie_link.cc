@@ -24,19 +24,13 @@
 
 #include <algorithm>
 
+#include "catalog/gpu_perf.h"
 #include "checks/checks.h"
 #include "checks/util.h"
 
 namespace gd {
 
 namespace {
-
-// PCIe generation -> GT/s per lane (PCIe Base Specification; the speeds of
-// nvidia-facts.md §7.2, 2026-12).
-double gen_gts(uint32_t gen) {
-  static const double kGts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
-  return gen < std::size(kGts) ? kGts[gen] : 0;
-}
 
 // min over the known (> 0) values; 0 when none is known.
 template <class T>
@@ -71,8 +65,9 @@ Link read_link(const Snapshot& s, const PciDevice& d) {
   int nvml_width = h && h->pcie_link_width.ok() ? static_cast<int>(h->pcie_link_width.value) : 0;
   int nvml_max_width =
       h && h->pcie_link_width_max.ok() ? static_cast<int>(h->pcie_link_width_max.value) : 0;
-  double nvml_speed = h && h->pcie_link_gen.ok() ? gen_gts(h->pcie_link_gen.value) : 0;
-  double nvml_max_speed = h && h->pcie_link_gen_max.ok() ? gen_gts(h->pcie_link_gen_max.value) : 0;
+  double nvml_speed = h && h->pcie_link_gen.ok() ? pcie_gen_gts(h->pcie_link_gen.value) : 0;
+  double nvml_max_speed =
+      h && h->pcie_link_gen_max.ok() ? pcie_gen_gts(h->pcie_link_gen_max.value) : 0;
   if (h && h->utilization_gpu_pct.ok()) l.utilization_pct = h->utilization_gpu_pct.value;
 
   l.width = known_min({d.current_link_width, nvml_width});

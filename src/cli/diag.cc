@@ -16,6 +16,7 @@
 #include "diag/run_helper.h"
 #include "history/store.h"
 #include "probe/child.h"
+#include "probe/sampler.h"
 #include "report/diag_text.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -57,10 +58,6 @@ double estimate_s(const DiagArgs& args, const std::vector<std::string>& gpus) {
 std::string about(double s) {
   if (s < 90) return fmt::format("{:.0f} s", std::max(1.0, std::round(s)));
   return fmt::format("{:.0f} min", std::round(s / 60));
-}
-
-bool nvml_worked(const Snapshot& s) {
-  return s.nvml.attempted && s.nvml.child_error.empty() && s.nvml.init_rc == 0;
 }
 
 // The helper said nothing a report can stand on: it did not start, or ended
@@ -179,7 +176,7 @@ int run_diag(const DiagArgs& args) {
   opt.deadline_s = args.helper_deadline_s;
   // NVML is sampled during the load only on the machine itself, and only
   // where the probe found it working.
-  if (args.from.empty() && nvml_worked(snapshot)) {
+  if (args.from.empty() && nvml_sample_problem(snapshot.nvml).empty()) {
     opt.sampler_exe = self_exe_path();
     opt.nvml_lib = args.probe.nvml_lib;
   }

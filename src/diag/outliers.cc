@@ -19,12 +19,6 @@ const PciDevice* pci_device(const Snapshot& s, const std::string& bdf) {
   return nullptr;
 }
 
-// PCIe generation -> GT/s per lane (PCIe Base Specification).
-double gen_gts(uint32_t gen) {
-  static const double kGts[] = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
-  return gen < std::size(kGts) ? kGts[gen] : 0;
-}
-
 // The smallest known (> 0) value; 0 when none is known.
 double known_min(std::initializer_list<double> v) {
   double out = 0;
@@ -142,10 +136,10 @@ PcieRate pcie_rate(const Snapshot& s, const std::string& bus_id) {
   }
   double current = d != nullptr ? d->current_link_speed_gts : 0;
   if (current <= 0 && h != nullptr && h->pcie_link_gen.ok())
-    current = gen_gts(h->pcie_link_gen.value);
+    current = pcie_gen_gts(h->pcie_link_gen.value);
   double reach = known_min(
       {d != nullptr ? d->max_link_speed_gts : 0.0, port != nullptr ? port->max_link_speed_gts : 0.0,
-       h != nullptr && h->pcie_link_gen_max.ok() ? gen_gts(h->pcie_link_gen_max.value) : 0.0});
+       h != nullptr && h->pcie_link_gen_max.ok() ? pcie_gen_gts(h->pcie_link_gen_max.value) : 0.0});
   double speed = reach > 0 ? reach : current;
   r.bytes_per_s = pcie_link_bytes_per_s(speed, width);
   if (r.bytes_per_s <= 0) return r;

@@ -11,6 +11,7 @@
 
 #include "catalog/xid.h"
 #include "checks/health_util.h"
+#include "report/diag_text.h"
 
 namespace gd {
 namespace {
@@ -267,14 +268,6 @@ void findings_table(std::string& o, const Report& r) {
   o += fmt::format("<p class=meta>{} checks ok, {} not applicable on this machine.</p>\n", ok, na);
 }
 
-// A measured figure in the unit people read: TFLOP/s, GB/s, percent.
-std::string figure_value(double v, const std::string& unit) {
-  if (unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", v / 1e12);
-  if (unit == "bytes/s") return fmt::format("{:.1f} GB/s", v / 1e9);
-  if (unit == "ratio") return fmt::format("{:.1f} %", v * 100);
-  return fmt::format("{:g} {}", v, unit);
-}
-
 // The newest `gpudoctor diag` run in the history: when, its verdict, its
 // findings while it is current (--diag-max-age), and what it measured.
 void diag_section(std::string& o, const ExporterView& v) {
@@ -310,10 +303,10 @@ void diag_section(std::string& o, const ExporterView& v) {
     bool bad = !f.judgement.empty() && f.judgement != "ok";
     o += "<tr><td class=mono>" + (f.bus_id.empty() ? std::string(kNa) : esc(f.bus_id)) +
          "</td><td class=mono>" + esc(f.metric) + "</td><td class=num>" +
-         esc(figure_value(f.value, f.unit)) + "</td><td class=num>" +
-         (f.expected > 0 ? esc(figure_value(f.expected, f.unit)) : std::string(kNa)) +
+         esc(format_diag_value(f.value, f.unit)) + "</td><td class=num>" +
+         (f.expected > 0 ? esc(format_diag_value(f.expected, f.unit)) : std::string(kNa)) +
          "</td><td class=num>" +
-         (f.peer_median > 0 ? esc(figure_value(f.peer_median, f.unit)) : std::string(kNa)) +
+         (f.peer_median > 0 ? esc(format_diag_value(f.peer_median, f.unit)) : std::string(kNa)) +
          "</td><td>" + (bad ? "<span class=hot>" : "") + esc(f.judgement) + (bad ? "</span>" : "") +
          "</td></tr>\n";
   }
