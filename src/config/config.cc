@@ -44,8 +44,11 @@ struct Parser {
   std::string name;  // the file as the user named it
   std::vector<Problem> problems;
 
-  void add(const toml::source_region& where, std::string text) {
-    problems.push_back({where.begin.line, std::move(text)});
+  // The text quotes keys and values from the file as written, escapes and
+  // all ("war\\n" is a newline): it is made printable here, once, so the
+  // error stays one line whatever the file holds.
+  void add(const toml::source_region& where, std::string_view text) {
+    problems.push_back({where.begin.line, printable(text, 512)});
   }
 };
 

@@ -230,6 +230,19 @@ TEST_F(ConfigFile, ModelSectionErrors) {
       << dup;
 }
 
+// TOML escapes turn into control bytes in a key or a value; the error
+// quotes them escaped, so it stays one line (found by fuzz_config).
+TEST_F(ConfigFile, EscapesInKeysAndValuesStayOnOneLine) {
+  EXPECT_EQ(error_of("[clocks]\nhw_thermal = \"war\\n\"\n"),
+            path_ +
+                ":2: clocks.hw_thermal: expected \"info\", \"warn\" or \"fail\", got "
+                "\"war\\x0a\"");
+  std::string key = error_of("[thermal]\n\"gpu\\r\\nwarn\" = 5\n");
+  EXPECT_EQ(key.find('\n'), std::string::npos) << key;
+  EXPECT_EQ(key.find('\r'), std::string::npos) << key;
+  EXPECT_NE(key.find("thermal.\"gpu\\x0d\\x0awarn\": unknown key"), std::string::npos) << key;
+}
+
 TEST_F(ConfigFile, SyntaxErrorNamesLineAndColumn) {
   std::string e = error_of("[thermal]\ngpu_warn_c = = 5\n");
   EXPECT_EQ(e.rfind(path_ + ":2:", 0), 0u) << e;
