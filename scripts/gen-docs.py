@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes docs/checks.md from the check registry (`gpudoctor check --list-checks --json`).
+"""Writes docs/checks.md from the check registry (`gpudoctor check --list-checks --json`)
+and the active tests (`gpudoctor diag --list-tests --json`, src/diag/tests.cc).
 
 usage: gen-docs.py GPUDOCTOR [--check]   (--check: fail if docs/checks.md is out of date)
 """
@@ -12,22 +13,31 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(ROOT, "docs", "checks.md")
 
 
-def render(checks):
+def render(checks, tests):
     out = ["# Checks", "",
-           "Generated from `src/checks/registry.cc` by `scripts/gen-docs.py`; do not edit by hand.",
+           "Generated from `src/checks/registry.cc` and `src/diag/tests.cc` by",
+           "`scripts/gen-docs.py`; do not edit by hand.",
            "Run one check or area with `gpudoctor check --only NAME|ID|AREA`, skip with `--skip`.",
            "", "| check | verifies | finding ids |", "|---|---|---|"]
     for c in checks:
         ids = ", ".join(f"`{i}`" for i in c["ids"])
         out.append(f"| `{c['name']}` | {c['description']} | {ids} |")
+    out += ["", "## Active tests: `gpudoctor diag`", "",
+            "Run on demand with `gpudoctor diag --level 1|2|3` ([diag.md](diag.md)); a level runs",
+            "its own tests and those of the levels below it.",
+            "", "| test | level | verifies | finding ids |", "|---|---|---|---|"]
+    for t in tests:
+        ids = ", ".join(f"`{i}`" for i in t["ids"])
+        out.append(f"| `{t['name']}` | {t['level']} | {t['description']} | {ids} |")
     return "\n".join(out) + "\n"
 
 
 def main():
     gd = sys.argv[1]
-    listing = subprocess.run([gd, "check", "--list-checks", "--json"], capture_output=True,
-                             text=True, check=True).stdout
-    text = render(json.loads(listing))
+    def listing(*args):
+        return json.loads(subprocess.run([gd, *args, "--json"], capture_output=True, text=True,
+                                         check=True).stdout)
+    text = render(listing("check", "--list-checks"), listing("diag", "--list-tests"))
     if "--check" in sys.argv:
         with open(TARGET) as f:
             if f.read() != text:

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "config/config.h"
@@ -18,20 +17,9 @@ namespace gd {
 namespace {
 
 int list_checks(bool json) {
-  if (json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& c : all_checks()) {
-      out.push_back({{"name", c.name}, {"description", c.description}, {"ids", c.ids}});
-    }
-    std::fputs((out.dump(2) + "\n").c_str(), stdout);
-    return 0;
-  }
-  for (const auto& c : all_checks()) {
-    std::string ids;
-    for (const auto& id : c.ids) ids += (ids.empty() ? "" : ", ") + id;
-    std::printf("%-24s %s\n%-24s   ids: %s\n", c.name, c.description, "", ids.c_str());
-  }
-  return 0;
+  std::vector<ListedTest> rows;
+  for (const auto& c : all_checks()) rows.push_back({c.name, c.description, c.ids});
+  return print_listing(rows, json);
 }
 
 }  // namespace

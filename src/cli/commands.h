@@ -21,6 +21,18 @@ inline constexpr int kExitInternal = 3;  // the tool could not decide
 // "gpudoctor: <message>" on stderr, one line.
 void print_error(std::string_view message);
 
+// One row of `check --list-checks` or `diag --list-tests`: a name, what it
+// verifies, the finding ids it may give and, for diag, the lowest level that
+// runs it (0: none).
+struct ListedTest {
+  std::string name;
+  std::string description;
+  std::vector<std::string> ids;
+  int level = 0;
+};
+// Prints the rows as text or (json) as a JSON array; returns exit code 0.
+int print_listing(const std::vector<ListedTest>& rows, bool json);
+
 // --root, --nvml-lib, --cuda-lib, --cudart-lib, --deadline.
 void add_probe_options(CLI::App* app, ProbeOptions* opt);
 // --config FILE (health thresholds) and --log-window DURATION, as every
@@ -177,6 +189,7 @@ struct DiagArgs {
   std::string plant_fault;       // --plant-fault gemm|memory (hidden): prove a fault is caught
   std::string from;              // --from SNAPSHOT (hidden, tests): the machine as recorded
   bool verbose = false;          // -v: also ok/n/a findings and each floor's basis
+  bool list_tests = false;       // --list-tests: the tests of each level and their ids
   double helper_deadline_s = 0;  // --helper-deadline S (hidden, tests): 0 = diag_deadline_s()
 };
 void setup_diag(CLI::App* app, DiagArgs* args);

@@ -1,7 +1,9 @@
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "snapshot/snapshot_json.h"
@@ -10,6 +12,28 @@ namespace gd {
 
 void print_error(std::string_view message) {
   std::fprintf(stderr, "gpudoctor: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+int print_listing(const std::vector<ListedTest>& rows, bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json row = {{"name", r.name}, {"description", r.description}, {"ids", r.ids}};
+      if (r.level > 0) row["level"] = r.level;
+      out.push_back(row);
+    }
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    return 0;
+  }
+  for (const auto& r : rows) {
+    std::string ids;
+    for (const auto& id : r.ids) ids += (ids.empty() ? "" : ", ") + id;
+    std::string level = r.level > 0 ? fmt::format("level {}, ", r.level) : "";
+    std::fputs(fmt::format("{:<24} {}\n{:<24}   {}ids: {}\n", r.name, r.description, "", level, ids)
+                   .c_str(),
+               stdout);
+  }
+  return 0;
 }
 
 void add_probe_options(CLI::App* app, ProbeOptions* opt) {

@@ -14,6 +14,7 @@
 #include "diag/evaluate.h"
 #include "diag/json.h"
 #include "diag/run_helper.h"
+#include "diag/tests.h"
 #include "history/store.h"
 #include "probe/child.h"
 #include "probe/sampler.h"
@@ -119,6 +120,9 @@ void setup_diag(CLI::App* app, DiagArgs* args) {
          "Keep the run in this history database (SQLite; default " + default_history_path() + ")")
       ->option_text("FILE");
   app->add_flag("--no-history", args->no_history, "Do not keep the run in the history");
+  app->add_flag(
+      "--list-tests", args->list_tests,
+      "List the tests of each level and the finding ids they give (with --json: as JSON)");
   add_probe_options(app, &args->probe);
   // Hidden (empty group): tests and bench/diag_gpu.sh.
   app->add_option("--helper", args->helper, "The gpudoctor-diag to run")->group("");
@@ -133,6 +137,11 @@ void setup_diag(CLI::App* app, DiagArgs* args) {
 }
 
 int run_diag(const DiagArgs& args) {
+  if (args.list_tests) {
+    std::vector<ListedTest> rows;
+    for (const auto& t : diag_tests()) rows.push_back({t.name, t.description, t.ids, t.level});
+    return print_listing(rows, args.json);
+  }
   if (args.no_history && !args.history.empty()) {
     print_error("diag: --history and --no-history exclude each other");
     return kExitUsage;

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "catalog/findings.h"
 #include "diag/evaluate.h"
 #include "diag/outliers.h"
+#include "diag/tests.h"
 #include "snapshot_builders.h"
 
 namespace gd {
@@ -447,6 +449,36 @@ TEST(DiagEvaluate, LevelOneJudgesVerificationOnlyAndSaysWhatDidNotRun) {
     EXPECT_EQ(only(fs, id).severity, Severity::kNotApplicable) << id;
   }
   EXPECT_NE(only(fs, "p2p.slow").summary.find("--level 3"), std::string::npos);
+}
+
+// `diag --list-tests` and docs/checks.md promise these ids per test and
+// level: a run gives exactly them, in the table's order, and a level-1 run
+// says n/a for every test of a higher level.
+TEST(DiagEvaluate, FindingsAreTheListedTestsIdsAndLevels) {
+  Snapshot s = fixtures::hgx_8xh100();
+  std::vector<std::string> listed;
+  for (const auto& t : diag_tests()) listed.insert(listed.end(), t.ids.begin(), t.ids.end());
+  std::vector<std::string> given;
+  for (const auto& f : evaluate_diag(healthy_run(s), s)) given.push_back(f.id);
+  EXPECT_EQ(given, listed);
+
+  DiagRun full = healthy_run(s, 2);
+  DiagRun one;
+  one.level = 1;
+  one.devices = full.devices;
+  one.tests = full.tests;
+  for (const auto& c : full.copies) {
+    if (c.duration_ms < 1000) one.copies.push_back(c);
+  }
+  std::vector<Finding> fs = evaluate_diag(one, s);
+  for (const auto& t : diag_tests()) {
+    for (const auto& id : t.ids) {
+      EXPECT_EQ(only(fs, id).severity == Severity::kNotApplicable, t.level > 1) << id;
+    }
+  }
+  for (const auto& t : diag_tests()) {
+    for (const auto& id : t.ids) EXPECT_NE(find_catalog_entry(id), nullptr) << t.name << " " << id;
+  }
 }
 
 TEST(DiagOutliers, MedianAndJudgement) {
