@@ -19,3 +19,11 @@ add_test(NAME diag_e2e
   COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/tests/diag/run.py
     $<TARGET_FILE:gpudoctor> ${GD_FAKES_DIR} ${GD_DIAG_FLAGS})
 set_tests_properties(diag_e2e PROPERTIES TIMEOUT 300)
+
+# bench/diag_overhead.py once (RUNS=1): the benchmark still runs and its
+# answer check holds. Exit 1 (a wrong answer) fails; 2 (the time goal
+# missed, as under ASan) does not: tests check behaviour, not time.
+add_test(NAME bench_diag_overhead_smoke
+  COMMAND sh -c "\"$0\" \"$1\" \"$2\" 1; test $? -ne 1"
+    ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/diag_overhead.py ${CMAKE_BINARY_DIR})
+set_tests_properties(bench_diag_overhead_smoke PROPERTIES TIMEOUT 120)

@@ -12,6 +12,7 @@
 
 #include "checks/health_util.h"
 #include "checks/util.h"
+#include "diag/format.h"
 #include "diag/outliers.h"
 
 namespace gd {
@@ -34,11 +35,11 @@ std::string metric_words(const std::string& metric) {
 // reaches, then the peers.
 std::vector<std::string> figure_lines(const DiagFigure& f, const NodeGpu& g) {
   std::vector<std::string> out;
-  std::string line =
-      fmt::format("{}: {} {}", g.label(), metric_words(f.metric), figure_text(f.value, f.unit));
+  std::string line = fmt::format("{}: {} {}", g.label(), metric_words(f.metric),
+                                 format_diag_value(f.value, f.unit));
   if (f.expected > 0) {
     line += fmt::format("; a healthy {} reaches at least {} ({})", g.name,
-                        figure_text(f.expected, f.unit), f.basis);
+                        format_diag_value(f.expected, f.unit), f.basis);
   } else if (!f.basis.empty()) {
     line += " (" + f.basis + ")";
   }
@@ -47,7 +48,7 @@ std::vector<std::string> figure_lines(const DiagFigure& f, const NodeGpu& g) {
     out.push_back(fmt::format(
         "  {} of this node: median {} ({:.0f} % of it)",
         has_prefix(f.metric, "p2p.") ? "other pairs on the same path" : "other " + g.name + "s",
-        figure_text(f.peer_median, f.unit), 100 * f.value / f.peer_median));
+        format_diag_value(f.peer_median, f.unit), 100 * f.value / f.peer_median));
   }
   return out;
 }
@@ -56,11 +57,12 @@ std::vector<std::string> figure_lines(const DiagFigure& f, const NodeGpu& g) {
 // (floor 494.7 TFLOP/s; peers' median 735.2 TFLOP/s)".
 std::string ok_line(const DiagFigure& f, const NodeGpu& g) {
   std::vector<std::string> against;
-  if (f.expected > 0) against.push_back("floor " + figure_text(f.expected, f.unit));
-  if (f.peer_median > 0) against.push_back("peers' median " + figure_text(f.peer_median, f.unit));
+  if (f.expected > 0) against.push_back("floor " + format_diag_value(f.expected, f.unit));
+  if (f.peer_median > 0)
+    against.push_back("peers' median " + format_diag_value(f.peer_median, f.unit));
   if (against.empty()) against.push_back(f.basis);
   return fmt::format("{}: {} {} ({})", g.label(), metric_words(f.metric),
-                     figure_text(f.value, f.unit), join(against, "; "));
+                     format_diag_value(f.value, f.unit), join(against, "; "));
 }
 
 struct PerfId {

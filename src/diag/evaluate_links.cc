@@ -14,6 +14,7 @@
 
 #include "checks/health_util.h"
 #include "checks/util.h"
+#include "diag/format.h"
 #include "diag/outliers.h"
 
 namespace gd {
@@ -90,12 +91,13 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
       add_finding_gpu(&f, p->dst);
       if (access_expected(a, b, nvl)) {
         ++no_access_warn;
-        f.evidence.push_back(pair +
-                             ": peer access not possible (cudaDeviceCanAccessPeer 0) "
-                             "where it should be; copies go through host memory" +
-                             (p->bytes_per_s > 0
-                                  ? fmt::format(" at {}", figure_text(p->bytes_per_s, "bytes/s"))
-                                  : ""));
+        f.evidence.push_back(
+            pair +
+            ": peer access not possible (cudaDeviceCanAccessPeer 0) "
+            "where it should be; copies go through host memory" +
+            (p->bytes_per_s > 0
+                 ? fmt::format(" at {}", format_diag_value(p->bytes_per_s, "bytes/s"))
+                 : ""));
       } else {
         ++no_access_info;
         f.evidence.push_back(pair + ": no peer access, by design on " +
@@ -107,7 +109,7 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
       continue;
     }
     const DiagFigure* fig = figure_for(figures, p->src, "p2p." + p->dst);
-    std::string line = pair + fmt::format(": {}", figure_text(p->bytes_per_s, "bytes/s"));
+    std::string line = pair + fmt::format(": {}", format_diag_value(p->bytes_per_s, "bytes/s"));
     if (p->latency_us > 0) line += fmt::format(", latency {:.1f} µs", p->latency_us);
     if (fig == nullptr || fig->judgement == "ok") {
       OkPath& o = ok_paths[path.text];
@@ -120,12 +122,12 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
     add_finding_gpu(&f, p->dst);
     if (fig->expected > 0) {
       line += fmt::format("; a healthy pair reaches at least {} ({})",
-                          figure_text(fig->expected, fig->unit), fig->basis);
+                          format_diag_value(fig->expected, fig->unit), fig->basis);
     }
     f.evidence.push_back(line);
     if (fig->peer_median > 0) {
       f.evidence.push_back(fmt::format("  other pairs on the same path: median {} ({:.0f} % of it)",
-                                       figure_text(fig->peer_median, fig->unit),
+                                       format_diag_value(fig->peer_median, fig->unit),
                                        100 * fig->value / fig->peer_median));
     }
   }
@@ -133,11 +135,11 @@ Finding p2p_finding(const DiagRun& run, const Snapshot& s, const std::vector<Dia
   for (const auto& [text, o] : ok_paths) {
     std::vector<double> v = o.values;
     std::sort(v.begin(), v.end());
-    std::string line =
-        fmt::format("{} pair{} over {}: {} min, {} median, {} max", v.size(),
-                    v.size() == 1 ? "" : "s", text, figure_text(v.front(), "bytes/s"),
-                    figure_text(median(v), "bytes/s"), figure_text(v.back(), "bytes/s"));
-    if (o.floor > 0) line += " (floor " + figure_text(o.floor, "bytes/s") + ")";
+    std::string line = fmt::format(
+        "{} pair{} over {}: {} min, {} median, {} max", v.size(), v.size() == 1 ? "" : "s", text,
+        format_diag_value(v.front(), "bytes/s"), format_diag_value(median(v), "bytes/s"),
+        format_diag_value(v.back(), "bytes/s"));
+    if (o.floor > 0) line += " (floor " + format_diag_value(o.floor, "bytes/s") + ")";
     ok_lines.push_back(line);
   }
   size_t n = ran.size();
@@ -244,11 +246,12 @@ Finding nccl_finding(const DiagRun& run, const Snapshot& s, const std::vector<Di
   size_t n_gpus = run.nccl ? run.nccl->bus_ids.size() : 0;
   if (busbw != nullptr) {
     const DiagNcclPoint& last = run.nccl->points.back();
-    std::string line = fmt::format("NCCL all-reduce over {} GPUs: bus bandwidth {} at {}", n_gpus,
-                                   figure_text(busbw->value, "bytes/s"), format_bytes(last.bytes));
+    std::string line =
+        fmt::format("NCCL all-reduce over {} GPUs: bus bandwidth {} at {}", n_gpus,
+                    format_diag_value(busbw->value, "bytes/s"), format_bytes(last.bytes));
     if (busbw->expected > 0) {
       line += fmt::format("; a healthy node reaches at least {} ({})",
-                          figure_text(busbw->expected, "bytes/s"), busbw->basis);
+                          format_diag_value(busbw->expected, "bytes/s"), busbw->basis);
     } else {
       line += " (" + busbw->basis + ")";
     }

@@ -221,12 +221,6 @@ std::string judge(double value, double expected, double peer_median, double outl
 
 bool is_outlier(const std::string& j) { return j.find("outlier") != std::string::npos; }
 
-std::string figure_text(double value, const std::string& unit) {
-  if (unit == "FLOP/s") return fmt::format("{:.1f} TFLOP/s", value / 1e12);
-  if (unit == "bytes/s") return fmt::format("{:.1f} GB/s", value / 1e9);
-  return fmt::format("{:.3f}", value);
-}
-
 Finding diag_finding(const char* id, Severity sev, std::string summary) {
   Finding f = make_finding(id, sev, std::move(summary));
   f.check = "diag";

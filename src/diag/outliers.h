@@ -66,9 +66,6 @@ double median(std::vector<double> values);
 std::string judge(double value, double expected, double peer_median, double outlier_fraction);
 bool is_outlier(const std::string& judgement);
 
-// "412.3 TFLOP/s", "2.91 TB/s", "25.0 GB/s", "0.725": a figure in its unit.
-std::string figure_text(double value, const std::string& unit);
-
 // p2p.slow and nccl.slow (evaluate_links.cc).
 // A finding of the diag "check"; a GPU added to it once.
 Finding diag_finding(const char* id, Severity sev, std::string summary);

@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -406,30 +405,6 @@ void append_scaling(std::string* out, const DiagRun& run) {
 }
 
 }  // namespace
-
-std::string format_diag_value(double value, const std::string& unit) {
-  if (unit == "FLOP/s") {
-    return value >= 1e12 || value == 0 ? fmt::format("{:.1f} TFLOP/s", value / 1e12)
-                                       : fmt::format("{:.1f} GFLOP/s", value / 1e9);
-  }
-  if (unit == "bytes/s") {
-    return value >= 1e9 || value == 0 ? fmt::format("{:.1f} GB/s", value / 1e9)
-                                      : fmt::format("{:.1f} MB/s", value / 1e6);
-  }
-  if (unit == "ratio") return fmt::format("{:.1f} %", value * 100);
-  if (unit == "us" || unit == "µs") return fmt::format("{:.1f} µs", value);
-  return fmt::format("{:.4g} {}", value, unit);
-}
-
-std::string format_diag_bytes(double bytes) {
-  static const char* const kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
-  if (u == 0) return fmt::format("{:.0f} bytes", bytes);
-  if (std::fabs(bytes - std::round(bytes)) < 0.05)
-    return fmt::format("{:.0f} {}", bytes, kUnits[u]);
-  return fmt::format("{:.1f} {}", bytes, kUnits[u]);
-}
 
 std::string render_diag_text(const Report& r, const DiagRun& run,
                              const std::vector<DiagFigure>& figures,

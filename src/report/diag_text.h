@@ -9,19 +9,12 @@
 #include <vector>
 
 #include "diag/evaluate.h"
+#include "diag/format.h"
 #include "diag/result.h"
 #include "report/finding.h"
 #include "report/render.h"
 
 namespace gd {
-
-// A figure in human units: FLOP/s as "712.4 TFLOP/s", bytes/s as
-// "55.1 GB/s" (1e9 bytes/s), a ratio as "93.5 %", anything else as
-// "<value> <unit>".
-std::string format_diag_value(double value, const std::string& unit);
-
-// 1048576 -> "1 MiB", 1536 -> "1.5 KiB", 150754820096 -> "140.4 GiB".
-std::string format_diag_bytes(double bytes);
 
 // `gpus`: the GPUs asked for, in order (bus ids); the sections follow that
 // order, GPUs the helper named beyond them come after. r.snapshot (may be
