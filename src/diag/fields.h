@@ -43,6 +43,37 @@ class JsonFields {
   JsonFields& strings(const char* key, std::vector<std::string>* out, size_t max,
                       size_t max_len = 0);
   JsonFields& numbers(const char* key, std::vector<double>* out, size_t max);
+  // An array of objects, each read by read(JsonFields& element, T* item);
+  // elements' errors name them ("failures[2].offset"). At most max items are
+  // kept, every element is still checked.
+  template <class T, class Read>
+  JsonFields& objects(const char* key, std::vector<T>* out, size_t max, Read read) {
+    const nlohmann::json* v = get(key);
+    if (v == nullptr || !ok()) return *this;
+    if (!v->is_array()) {
+      type_error(key, *v, "an array of objects");
+      return *this;
+    }
+    std::vector<T> got;
+    for (size_t i = 0; i < v->size(); ++i) {
+      std::string name = std::string(key) + "[" + std::to_string(i) + "]";
+      const nlohmann::json& e = (*v)[i];
+      if (!e.is_object()) {
+        type_error(name, e, "an object");
+        return *this;
+      }
+      JsonFields element(e, prefix_ + name + ".");
+      T item{};
+      read(element, &item);
+      if (!element.ok()) {
+        fail(element.error());
+        return *this;
+      }
+      if (got.size() < max) got.push_back(std::move(item));
+    }
+    *out = std::move(got);
+    return *this;
+  }
 
   // Integers: a JSON integer in T's range, or a float with an integral value
   // in range (1e9 is a fine byte count).

@@ -92,20 +92,7 @@ void read(JsonFields& f, DiagNcclPoint* p) {
 // A list of objects under key, each read by read(JsonFields&, T*).
 template <class T>
 void read_list(JsonFields& f, const char* key, std::vector<T>* out) {
-  const json* v = f.get(key);
-  if (v == nullptr || !f.ok()) return;
-  if (!v->is_array()) return f.type_error(key, *v, "an array");
-  out->clear();
-  for (size_t i = 0; i < v->size(); ++i) {
-    std::string name = std::string(key) + "[" + std::to_string(i) + "]";
-    const json& e = (*v)[i];
-    if (!e.is_object()) return f.type_error(name, e, "an object");
-    JsonFields ef(e, f.prefix() + name + ".");
-    T item;
-    read(ef, &item);
-    if (!ef.ok()) return f.fail(ef.error());
-    out->push_back(std::move(item));
-  }
+  f.objects(key, out, SIZE_MAX, [](JsonFields& e, T* item) { read(e, item); });
 }
 
 void read(JsonFields& f, DiagMemtestResult* m) {

@@ -316,30 +316,14 @@ void Parser::result(JsonFields& f, size_t no) {
         .integer("seed", &r.seed)
         .integer("errors", &r.errors)
         .number("duration_ms", &r.duration_ms);
-    if (const json* fs = f.get("failures"); fs != nullptr && f.ok()) {
-      if (!fs->is_array()) {
-        f.type_error("failures", *fs, "an array of objects");
-      } else {
-        // Only the first few are kept; `errors` still counts them all.
-        for (size_t i = 0; i < fs->size() && f.ok(); ++i) {
-          const json& e = (*fs)[i];
-          std::string name = "failures[" + std::to_string(i) + "]";
-          if (!e.is_object()) {
-            f.type_error(name, e, "an object");
-            break;
-          }
-          DiagMemFailure m;
-          JsonFields ef(e, name + ".");
-          ef.integer("offset", &m.offset)
-              .integer("address", &m.address)
-              .integer("expected", &m.expected)
-              .integer("actual", &m.actual)
-              .str("pattern", &m.pattern, kDiagMaxName);
-          if (!ef.ok()) f.fail(ef.error());
-          if (ef.ok() && r.failures.size() < kDiagMaxFailures) r.failures.push_back(m);
-        }
-      }
-    }
+    // Only the first few are kept; `errors` still counts them all.
+    f.objects("failures", &r.failures, kDiagMaxFailures, [](JsonFields& e, DiagMemFailure* m) {
+      e.integer("offset", &m->offset)
+          .integer("address", &m->address)
+          .integer("expected", &m->expected)
+          .integer("actual", &m->actual)
+          .str("pattern", &m->pattern, kDiagMaxName);
+    });
     if (!f.ok()) return;
     end_pending(test, r.bus_id, "");
     if (room_for_result(no)) run_->memtests.push_back(std::move(r));
@@ -379,28 +363,12 @@ void Parser::result(JsonFields& f, size_t no) {
     buses(f, "gpus", &r.bus_ids);
     status(f, &r.status, &r.message);
     f.integer("nccl_version", &r.nccl_version).integer("mismatches", &r.mismatches);
-    if (const json* ps = f.get("points"); ps != nullptr && f.ok()) {
-      if (!ps->is_array()) {
-        f.type_error("points", *ps, "an array of objects");
-      } else {
-        for (size_t i = 0; i < ps->size() && f.ok(); ++i) {
-          const json& e = (*ps)[i];
-          std::string name = "points[" + std::to_string(i) + "]";
-          if (!e.is_object()) {
-            f.type_error(name, e, "an object");
-            break;
-          }
-          DiagNcclPoint p;
-          JsonFields pf(e, name + ".");
-          pf.integer("bytes", &p.bytes)
-              .number("time_us", &p.time_us)
-              .number("algbw_bytes_per_s", &p.algbw_bytes_per_s)
-              .number("busbw_bytes_per_s", &p.busbw_bytes_per_s);
-          if (!pf.ok()) f.fail(pf.error());
-          if (pf.ok() && r.points.size() < kDiagMaxNcclPoints) r.points.push_back(p);
-        }
-      }
-    }
+    f.objects("points", &r.points, kDiagMaxNcclPoints, [](JsonFields& e, DiagNcclPoint* p) {
+      e.integer("bytes", &p->bytes)
+          .number("time_us", &p->time_us)
+          .number("algbw_bytes_per_s", &p->algbw_bytes_per_s)
+          .number("busbw_bytes_per_s", &p->busbw_bytes_per_s);
+    });
     if (!f.ok()) return;
     end_pending(test, "", "");
     if (room_for_result(no)) run_->nccl = std::move(r);
