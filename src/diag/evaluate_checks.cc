@@ -13,6 +13,7 @@
 
 #include "checks/health_util.h"
 #include "checks/util.h"
+#include "diag/format.h"
 #include "diag/outliers.h"
 
 namespace gd {
@@ -52,7 +53,8 @@ Finding memtest_finding(const DiagRun& run, const Snapshot& s) {
   for (const DiagMemtestResult* m : done) {
     NodeGpu g = node_gpu(run, s, m->bus_id);
     std::string tested =
-        fmt::format("{} tested over {} (patterns {}; seed {})", format_bytes(m->bytes),
+        fmt::format("{} tested over {} (patterns {}; seed {})",
+                    format_diag_bytes(static_cast<double>(m->bytes)),
                     plural(m->passes, "pass", "passes"), join(m->patterns, ", "), m->seed);
     if (m->errors <= 0 && m->status == DiagStatus::kPass) {
       ok_lines.push_back(fmt::format("{}: no failing word in {}", g.label(), tested));
@@ -123,7 +125,8 @@ Finding mismatch_finding(const DiagRun& run, const Snapshot& s) {
     ++verified;
     if (c.status == DiagStatus::kFail || c.mismatches > 0) {
       bad(c.bus_id, fmt::format("{}: {} copy of {}: {} differ{}", label(c.bus_id), c.direction,
-                                format_bytes(c.bytes), plural(c.mismatches, "element", "elements"),
+                                format_diag_bytes(static_cast<double>(c.bytes)),
+                                plural(c.mismatches, "element", "elements"),
                                 c.message.empty() ? "" : " (" + c.message + ")"));
     }
   }

@@ -246,9 +246,9 @@ Finding nccl_finding(const DiagRun& run, const Snapshot& s, const std::vector<Di
   size_t n_gpus = run.nccl ? run.nccl->bus_ids.size() : 0;
   if (busbw != nullptr) {
     const DiagNcclPoint& last = run.nccl->points.back();
-    std::string line =
-        fmt::format("NCCL all-reduce over {} GPUs: bus bandwidth {} at {}", n_gpus,
-                    format_diag_value(busbw->value, "bytes/s"), format_bytes(last.bytes));
+    std::string line = fmt::format("NCCL all-reduce over {} GPUs: bus bandwidth {} at {}", n_gpus,
+                                   format_diag_value(busbw->value, "bytes/s"),
+                                   format_diag_bytes(static_cast<double>(last.bytes)));
     if (busbw->expected > 0) {
       line += fmt::format("; a healthy node reaches at least {} ({})",
                           format_diag_value(busbw->expected, "bytes/s"), busbw->basis);

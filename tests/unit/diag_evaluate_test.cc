@@ -299,7 +299,7 @@ TEST(DiagEvaluate, MismatchesAreComputeMismatch) {
   EXPECT_EQ(f.gpus, (std::vector<std::string>{"0000:18:00.0", "0000:9a:00.0"}));
   EXPECT_TRUE(evidence_has(f, "bf16 GEMM 8192x8192x8192: 1 element differed over 200 compared"))
       << fixtures::describe(f);
-  EXPECT_TRUE(evidence_has(f, "d2h copy of 256.0 MiB: 4 elements differ"));
+  EXPECT_TRUE(evidence_has(f, "d2h copy of 256 MiB: 4 elements differ"));
 
   DiagRun n = healthy_run(s, 2);
   n.nccl->mismatches = 7;
@@ -355,7 +355,7 @@ TEST(DiagEvaluate, SlowPeerPairsAreP2pSlowAndNcclNamesTheGpu) {
   EXPECT_EQ(n.severity, Severity::kWarn) << fixtures::describe(n);
   EXPECT_EQ(n.gpus, std::vector<std::string>{"0000:ba:00.0"});
   EXPECT_TRUE(evidence_has(n,
-                           "bus bandwidth 140.0 GB/s at 1.0 GiB; a healthy node reaches at "
+                           "bus bandwidth 140.0 GB/s at 1 GiB; a healthy node reaches at "
                            "least 225.0 GB/s"))
       << fixtures::describe(n);
   EXPECT_TRUE(evidence_has(n, "one GPU drags the rest"));
