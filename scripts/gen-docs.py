@@ -13,22 +13,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(ROOT, "docs", "checks.md")
 
 
+def ids_cell(row):
+    return ", ".join(f"`{i}`" for i in row["ids"])
+
+
 def render(checks, tests):
     out = ["# Checks", "",
            "Generated from `src/checks/registry.cc` and `src/diag/tests.cc` by",
            "`scripts/gen-docs.py`; do not edit by hand.",
            "Run one check or area with `gpudoctor check --only NAME|ID|AREA`, skip with `--skip`.",
            "", "| check | verifies | finding ids |", "|---|---|---|"]
-    for c in checks:
-        ids = ", ".join(f"`{i}`" for i in c["ids"])
-        out.append(f"| `{c['name']}` | {c['description']} | {ids} |")
+    out += [f"| `{c['name']}` | {c['description']} | {ids_cell(c)} |" for c in checks]
     out += ["", "## Active tests: `gpudoctor diag`", "",
             "Run on demand with `gpudoctor diag --level 1|2|3` ([diag.md](diag.md)); a level runs",
             "its own tests and those of the levels below it.",
             "", "| test | level | verifies | finding ids |", "|---|---|---|---|"]
-    for t in tests:
-        ids = ", ".join(f"`{i}`" for i in t["ids"])
-        out.append(f"| `{t['name']}` | {t['level']} | {t['description']} | {ids} |")
+    out += [f"| `{t['name']}` | {t['level']} | {t['description']} | {ids_cell(t)} |"
+            for t in tests]
     return "\n".join(out) + "\n"
 
 

@@ -430,8 +430,9 @@ TEST(DiagEvaluate, IncompleteRunIsDiagIncomplete) {
   EXPECT_TRUE(evidence_has(g, "helper error on 0000:2a:00.0: cudaSetDevice"));
 }
 
-TEST(DiagEvaluate, LevelOneJudgesVerificationOnlyAndSaysWhatDidNotRun) {
-  Snapshot s = fixtures::hgx_8xh100();
+// A level-1 run of the node: the devices, tests and short copies of a
+// healthy level-2 run.
+DiagRun level_one_run(const Snapshot& s) {
   DiagRun full = healthy_run(s, 2);
   DiagRun r;
   r.level = 1;
@@ -440,6 +441,12 @@ TEST(DiagEvaluate, LevelOneJudgesVerificationOnlyAndSaysWhatDidNotRun) {
   for (const auto& c : full.copies) {
     if (c.duration_ms < 1000) r.copies.push_back(c);
   }
+  return r;
+}
+
+TEST(DiagEvaluate, LevelOneJudgesVerificationOnlyAndSaysWhatDidNotRun) {
+  Snapshot s = fixtures::hgx_8xh100();
+  DiagRun r = level_one_run(s);
   r.copies[0].bytes_per_s = 1e9;  // short copies are not judged for speed
   std::vector<Finding> fs = evaluate_diag(r, s);
   EXPECT_EQ(only(fs, "compute.mismatch").severity, Severity::kOk);
@@ -462,15 +469,7 @@ TEST(DiagEvaluate, FindingsAreTheListedTestsIdsAndLevels) {
   for (const auto& f : evaluate_diag(healthy_run(s), s)) given.push_back(f.id);
   EXPECT_EQ(given, listed);
 
-  DiagRun full = healthy_run(s, 2);
-  DiagRun one;
-  one.level = 1;
-  one.devices = full.devices;
-  one.tests = full.tests;
-  for (const auto& c : full.copies) {
-    if (c.duration_ms < 1000) one.copies.push_back(c);
-  }
-  std::vector<Finding> fs = evaluate_diag(one, s);
+  std::vector<Finding> fs = evaluate_diag(level_one_run(s), s);
   for (const auto& t : diag_tests()) {
     for (const auto& id : t.ids) {
       EXPECT_EQ(only(fs, id).severity == Severity::kNotApplicable, t.level > 1) << id;
