@@ -205,7 +205,8 @@ bool measure_pair(const Gpu& src, const Gpu& dst, const HelperOptions& opt, doub
 }
 
 void run_pair(const Gpu& src, const Gpu& dst, const HelperOptions& opt, double budget_ms) {
-  emit_start("p2p", src.bus_id);
+  // The pair, not only the source: a hang is pinned to the link that hung.
+  Line("start").set("test", "p2p").set("src", src.bus_id).set("dst", dst.bus_id).send();
   PairFigures fig;
   std::string err;
   const bool ok = measure_pair(src, dst, opt, budget_ms, &fig, &err);

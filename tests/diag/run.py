@@ -122,7 +122,7 @@ def healthy_lines(level=2, buses=BUSES, seed=1):
             for j, dst in enumerate(buses):
                 if src == dst:
                     continue
-                out.append({"type": "start", "test": "p2p", "gpu": src})
+                out.append({"type": "start", "test": "p2p", "src": src, "dst": dst})
                 out.append({"type": "result", "test": "p2p", "src": src, "dst": dst,
                             "status": "pass", "access": True,
                             "bytes_per_s": 3.7e11 + 1e9 * ((i + j) % 3),

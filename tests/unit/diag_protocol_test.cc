@@ -318,6 +318,13 @@ TEST(DiagProtocol, LastStartedIsTheStartWithoutItsResult) {
                       &p2p);
   EXPECT_EQ(p2p.last_started, "p2p 0000:17:00.0->0000:2a:00.0");
 
+  DiagRun pair_done;  // the helper's start line for a pair, then its result
+  parse_helper_output(R"({"type":"start","test":"p2p","src":"0000:17:00.0","dst":"0000:2a:00.0"}
+{"type":"result","test":"p2p","src":"0000:17:00.0","dst":"0000:2a:00.0","status":"pass"}
+)",
+                      &pair_done);
+  EXPECT_EQ(pair_done.last_started, "");
+
   DiagRun nccl;
   parse_helper_output("{\"type\":\"start\",\"test\":\"nccl\",\"gpu\":\"\"}\n", &nccl);
   EXPECT_EQ(nccl.last_started, "nccl");
