@@ -155,9 +155,9 @@ cudaError_t device_mismatches(const Gpu& gpu, CopyBuffers& b, const uint64_t* w,
   return rc;
 }
 
-// One direction: poison the destination, copy `bytes` repeatedly for
-// budget_ms (once at level 1), keep the best timed batch's bandwidth, then
-// verify the destination. Errors land in c (status error); returns false
+// One direction: a warm-up copy, poison the destination, copy `bytes`
+// repeatedly for budget_ms (once at level 1), keep the best timed batch's
+// bandwidth, then verify the destination. Errors land in c (status error); returns false
 // when the error is sticky.
 bool run_direction(const Gpu& gpu, const HelperOptions& opt, CopyBuffers& b, cudaStream_t s,
                    cudaMemcpyKind kind, CopyOutcome& c, double budget_ms, uint64_t seed) {
@@ -188,18 +188,20 @@ bool run_direction(const Gpu& gpu, const HelperOptions& opt, CopyBuffers& b, cud
     c.duration_ms = now_ms() - t0;
     return !is_sticky(rc);
   };
-  // Poison the destination so a copy that silently did nothing fails the check.
+  EventTimer timer;
+  // Warm-up copy (also the only untimed one), then timed batches.
   cudaError_t rc = cudaSuccess;
+  if ((rc = cudaMemcpyAsync(dst, src, bytes, kind, s)) != cudaSuccess)
+    return fail("cudaMemcpyAsync", rc);
+  if ((rc = cudaStreamSynchronize(s)) != cudaSuccess) return fail("cudaMemcpyAsync", rc);
+  // Poison the destination after the warm-up, which already wrote the right
+  // data there: only the timed copies can undo it, so timed copies that
+  // silently did nothing fail the check.
   if (kind == cudaMemcpyDeviceToHost) {
     std::memset(dst, 0xa5, bytes);
   } else if ((rc = cudaMemsetAsync(dst, 0xa5, bytes, s)) != cudaSuccess) {
     return fail("cudaMemsetAsync", rc);
   }
-  EventTimer timer;
-  // Warm-up copy (also the only untimed one), then timed batches.
-  if ((rc = cudaMemcpyAsync(dst, src, bytes, kind, s)) != cudaSuccess)
-    return fail("cudaMemcpyAsync", rc);
-  if ((rc = cudaStreamSynchronize(s)) != cudaSuccess) return fail("cudaMemcpyAsync", rc);
   int per_batch = 1;
   double best = 0;
   int batches = 0;

@@ -40,6 +40,14 @@ class Line {
   std::unique_ptr<Impl> impl_;
 };
 
+// Keeps the answer apart from what libraries print: the lines go to a copy
+// of the real stdout, and fd 1 then points at stderr. NCCL writes its log
+// (NCCL_DEBUG, which the parent passes through) to stdout; without this it
+// would land between the JSON lines. Call before the first CUDA or NCCL
+// call. False when the descriptors could not be set up: the lines then go
+// to stdout as before.
+bool claim_stdout();
+
 // {"type":"start","test":test,"gpu":bus_id}, and key:value when key is
 // given ("dtype":"bf16", "direction":"h2d"), so a hang is pinned to the step.
 void emit_start(const char* test, const std::string& bus_id, const char* key = nullptr,

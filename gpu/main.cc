@@ -303,5 +303,6 @@ int main(int argc, char** argv) {
     std::fputs(gdgpu::kUsage, stdout);
     return 0;
   }
+  gdgpu::claim_stdout();
   return gdgpu::run(args);
 }

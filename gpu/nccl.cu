@@ -438,8 +438,11 @@ void run_nccl_tests(const std::vector<Gpu>& gpus, const HelperOptions& opt) {
   int version = 0;
   ncclGetVersion(&version);  // a failure leaves 0: "unknown"
   Fault f;
-  Comms comms(n);
+  // Ranks before Comms: locals are destroyed in reverse order, so the
+  // communicators are aborted (unblocking kernels waiting on a failed peer)
+  // before a rank's cudaFree waits for its device to go idle.
   Ranks ranks;
+  Comms comms(n);
   std::vector<int> devs;
   for (const Gpu& g : gpus) devs.push_back(g.cuda_index);
   bool ok = nccl_ok(ncclCommInitAll(comms.data(), static_cast<int>(n), devs.data()),
@@ -454,6 +457,9 @@ void run_nccl_tests(const std::vector<Gpu>& gpus, const HelperOptions& opt) {
   std::vector<Point> points;
   int64_t mismatches = 0;
   if (ok) ok = run_all_reduce(ranks, comms, opt, &points, &mismatches, &f);
+  // Any failure, a stream sync too, may leave kernels waiting on a peer:
+  // abort, never destroy (ncclCommDestroy would wait for them).
+  if (!ok) comms.set_failed();
   Line line("result");
   line.set("test", "nccl").set("gpus", ids).set("nccl_version", version);
   if (!ok)
@@ -482,6 +488,7 @@ void run_nccl_tests(const std::vector<Gpu>& gpus, const HelperOptions& opt) {
     scaling.set("status", "error")
         .set("message", "not run: the all-reduce test failed: " + f.message);
   } else if (!run_scaling(ranks, comms, gpus, opt, &sc, &sf)) {
+    comms.set_failed();
     scaling.set("status", "error").set("message", sf.message);
   } else {
     const double speedup = sc.all_ms > 0 ? static_cast<double>(n) * sc.one_ms / sc.all_ms : 0.0;

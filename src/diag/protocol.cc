@@ -347,9 +347,11 @@ void Parser::result(JsonFields& f, size_t no) {
     if (room_for_result(no)) run_->gemms.push_back(std::move(r));
   } else if (test == "p2p") {
     DiagP2pResult r;
-    bus(f, "src", &r.src, true);
-    bus(f, "dst", &r.dst, true);
     status(f, &r.status, &r.message);
+    // A skip ("one GPU") names no pair; every other result names both ends.
+    const bool pair = r.status != DiagStatus::kSkip;
+    bus(f, "src", &r.src, pair);
+    bus(f, "dst", &r.dst, pair);
     f.boolean("access", &r.access)
         .number("bytes_per_s", &r.bytes_per_s)
         .number("latency_us", &r.latency_us)

@@ -225,6 +225,22 @@ INSTANTIATE_TEST_SUITE_P(
             "number overflow"},
         BadLine{"{\"a\":[[[[[[[[[[1]]]]]]]]]]}", "nested deeper"}));
 
+// With fewer than two GPUs the helper skips P2P with one line that names
+// no pair (gpu/p2p.cu): it is a result, not a malformed line.
+TEST(DiagProtocol, AP2pSkipNeedsNoPair) {
+  DiagRun run;
+  parse_helper_output(
+      R"({"type":"result","test":"p2p","src":"0000:17:00.0","status":"skip","message":"one GPU"}
+{"type":"result","test":"p2p","status":"skip","message":"one GPU"}
+)",
+      &run);
+  EXPECT_TRUE(run.errors.empty()) << all_errors(run);
+  ASSERT_EQ(run.p2p.size(), 2u);
+  EXPECT_EQ(run.p2p[0].status, DiagStatus::kSkip);
+  EXPECT_EQ(run.p2p[0].src, "0000:17:00.0");
+  EXPECT_EQ(run.p2p[1].message, "one GPU");
+}
+
 TEST(DiagProtocol, BracketsInsideStringsAreNoNesting) {
   DiagRun run;
   parse_helper_output(
