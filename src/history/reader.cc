@@ -47,6 +47,17 @@ std::vector<std::string> string_array(const std::string& text) {
 
 constexpr const char* kDiagRunColumns = "SELECT id, time_ms, level, verdict";
 
+// A row of kDiagRunColumns followed by diag_json (or '').
+StoredDiagRun diag_run_at(const Stmt& s) {
+  StoredDiagRun r;
+  r.id = s.int64(0);
+  r.time_ms = s.int64(1);
+  r.level = static_cast<int>(s.int64(2));
+  r.verdict = s.text(3);
+  r.diag_json = s.text(4);
+  return r;
+}
+
 }  // namespace
 
 Result<HistoryReader> HistoryReader::open(const std::string& path) {
@@ -220,12 +231,7 @@ Result<std::optional<StoredDiagRun>> HistoryReader::latest_diag_run() {
   int rc = s->step();
   if (rc == SQLITE_DONE) return std::optional<StoredDiagRun>();
   if (rc != SQLITE_ROW) return fail(db_.errmsg());
-  StoredDiagRun r;
-  r.id = s->int64(0);
-  r.time_ms = s->int64(1);
-  r.level = static_cast<int>(s->int64(2));
-  r.verdict = s->text(3);
-  r.diag_json = s->text(4);
+  StoredDiagRun r = diag_run_at(*s);
   s->reset();
   if (auto f = read_diag_findings(&r); !f.ok()) return Error{f.error()};
   return std::optional<StoredDiagRun>(std::move(r));
@@ -242,15 +248,7 @@ Result<std::vector<StoredDiagRun>> HistoryReader::diag_runs(int64_t from_ms, int
   s->bind_int(2, to_ms);
   std::vector<StoredDiagRun> out;
   int rc;
-  while ((rc = s->step()) == SQLITE_ROW) {
-    StoredDiagRun r;
-    r.id = s->int64(0);
-    r.time_ms = s->int64(1);
-    r.level = static_cast<int>(s->int64(2));
-    r.verdict = s->text(3);
-    r.diag_json = s->text(4);
-    out.push_back(std::move(r));
-  }
+  while ((rc = s->step()) == SQLITE_ROW) out.push_back(diag_run_at(*s));
   if (rc != SQLITE_DONE) return fail(db_.errmsg());
   s->reset();
   for (StoredDiagRun& r : out) {

@@ -87,6 +87,12 @@ bool worth_storing(Severity s) {
   return s == Severity::kInfo || s == Severity::kWarn || s == Severity::kFail;
 }
 
+int stored_findings(const Report& r) {
+  return static_cast<int>(std::count_if(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+    return worth_storing(f.severity);
+  }));
+}
+
 std::string join(const std::vector<std::string>& v, char sep) {
   std::string out;
   for (const std::string& s : v) {
@@ -208,13 +214,11 @@ class SqliteStore final : public HistoryStore {
                       unix_ms - *last_json_ms_ >= kReportJsonEveryMs);
     Transaction tx(db_.get());
     if (auto b = tx.begin(); !b.ok()) return fail(b.error());
-    int stored = 0;
-    for (const Finding& f : r.findings) stored += worth_storing(f.severity) ? 1 : 0;
     Stmt& ins = insert_report_;
     ins.reset();
     ins.bind_int(1, unix_ms);
     ins.bind_text(2, severity_name(r.verdict));
-    ins.bind_int(3, stored);
+    ins.bind_int(3, stored_findings(r));
     if (with_json) {
       ins.bind_text(4, report_json);
     } else {
@@ -222,18 +226,7 @@ class SqliteStore final : public HistoryStore {
     }
     if (auto s = history::step_done(db_.get(), ins); !s.ok()) return fail(s.error());
     int64_t report_id = sqlite3_last_insert_rowid(db_.get());
-    for (const Finding& f : r.findings) {
-      if (!worth_storing(f.severity)) continue;
-      Stmt& fi = insert_finding_;
-      fi.reset();
-      fi.bind_int(1, report_id);
-      fi.bind_int(2, unix_ms);
-      fi.bind_text(3, f.id);
-      fi.bind_text(4, severity_name(f.severity));
-      fi.bind_text(5, join(f.gpus, ','));
-      fi.bind_text(6, f.summary);
-      if (auto s = history::step_done(db_.get(), fi); !s.ok()) return fail(s.error());
-    }
+    if (auto s = insert_findings(insert_finding_, report_id, unix_ms, r, false); !s.ok()) return s;
     if (auto c = tx.commit(); !c.ok()) return fail(c.error());
     last_signature_ = std::move(sig);
     if (with_json) last_json_ms_ = unix_ms;
@@ -246,31 +239,16 @@ class SqliteStore final : public HistoryStore {
     std::lock_guard lock(mu_);
     Transaction tx(db_.get());
     if (auto b = tx.begin(); !b.ok()) return fail(b.error());
-    int stored = 0;
-    for (const Finding& f : r.findings) stored += worth_storing(f.severity) ? 1 : 0;
     Stmt& ins = insert_diag_run_;
     ins.reset();
     ins.bind_int(1, unix_ms);
     ins.bind_int(2, *level);
     ins.bind_text(3, severity_name(r.verdict));
-    ins.bind_int(4, stored);
+    ins.bind_int(4, stored_findings(r));
     ins.bind_text(5, diag_json);
     if (auto s = history::step_done(db_.get(), ins); !s.ok()) return fail(s.error());
     int64_t run_id = sqlite3_last_insert_rowid(db_.get());
-    for (const Finding& f : r.findings) {
-      if (!worth_storing(f.severity)) continue;
-      Stmt& fi = insert_diag_finding_;
-      fi.reset();
-      fi.bind_int(1, run_id);
-      fi.bind_int(2, unix_ms);
-      fi.bind_text(3, f.id);
-      fi.bind_text(4, severity_name(f.severity));
-      fi.bind_text(5, join(f.gpus, ','));
-      fi.bind_text(6, f.summary);
-      fi.bind_text(7, string_array(f.evidence));
-      fi.bind_text(8, string_array(f.remedy));
-      if (auto s = history::step_done(db_.get(), fi); !s.ok()) return fail(s.error());
-    }
+    if (auto s = insert_findings(insert_diag_finding_, run_id, unix_ms, r, true); !s.ok()) return s;
     if (auto c = tx.commit(); !c.ok()) return fail(c.error());
     return true;
   }
@@ -395,6 +373,29 @@ class SqliteStore final : public HistoryStore {
       return run;
     }
     return std::optional<StoredRun>();
+  }
+
+  // The findings of r worth storing, under parent_id (a report's or a diag
+  // run's), with the statement for that table: id, severity, GPUs and
+  // summary, and (with_details, diag_findings) evidence and remedy.
+  Result<bool> insert_findings(Stmt& fi, int64_t parent_id, int64_t unix_ms, const Report& r,
+                               bool with_details) {
+    for (const Finding& f : r.findings) {
+      if (!worth_storing(f.severity)) continue;
+      fi.reset();
+      fi.bind_int(1, parent_id);
+      fi.bind_int(2, unix_ms);
+      fi.bind_text(3, f.id);
+      fi.bind_text(4, severity_name(f.severity));
+      fi.bind_text(5, join(f.gpus, ','));
+      fi.bind_text(6, f.summary);
+      if (with_details) {
+        fi.bind_text(7, string_array(f.evidence));
+        fi.bind_text(8, string_array(f.remedy));
+      }
+      if (auto s = history::step_done(db_.get(), fi); !s.ok()) return fail(s.error());
+    }
+    return true;
   }
 
   Error fail(const std::string& why) const { return Error{path_ + ": " + why}; }
