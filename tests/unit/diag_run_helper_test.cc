@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -17,11 +16,11 @@
 #include "diag/run_helper.h"
 #include "probe/child.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -169,14 +168,7 @@ TEST(DiagGpus, CpusAreEachGpusNumaLocalList) {
 
 class DiagRunTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gd-diagrun-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return dir_.file(name); }
 
   // tests/diag/scenarios/<name>.json with `extra` merged in, written to the
   // temporary directory; options that run the fake on it.
@@ -197,7 +189,7 @@ class DiagRunTest : public ::testing::Test {
     return o;
   }
 
-  fs::path dir_;
+  testing_util::TempDir dir_{"diagrun"};
 };
 
 TEST_F(DiagRunTest, AHealthyRunIsCompleteAndGotItsArgumentsAndEnvironment) {

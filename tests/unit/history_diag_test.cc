@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "history/reader.h"
 #include "history/store.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -22,17 +23,9 @@ constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
 constexpr int64_t kT0 = 1'772'323'200'000;  // 2026-03-01T00:00:00Z
 constexpr int64_t kHourMs = 3600 * 1000;
 
-class TempDir {
+class TempDir : public testing_util::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/gd-history-diag-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : testing_util::TempDir("history-diag") {}
 };
 
 // Runs SQL with a plain connection; the first column of the last row
@@ -54,22 +47,8 @@ std::string sql(const std::string& path, const std::string& query) {
   return out;
 }
 
-Finding finding(const std::string& id, Severity s, std::vector<std::string> gpus,
-                std::string summary) {
-  Finding f;
-  f.id = id;
-  f.severity = s;
-  f.gpus = std::move(gpus);
-  f.summary = std::move(summary);
-  return f;
-}
-
-Report report(std::vector<Finding> fs) {
-  Report r;
-  for (const Finding& f : fs) r.verdict = worse(r.verdict, f.severity);
-  r.findings = std::move(fs);
-  return r;
-}
+using testing_util::make_finding;
+using testing_util::make_report;
 
 std::string diag_json(int level, const std::string& marker = "") {
   nlohmann::json j;
@@ -81,14 +60,15 @@ std::string diag_json(int level, const std::string& marker = "") {
 // A level-2 run on two GPUs: a memory test failure with its evidence and
 // remedy, a slow PCIe link, and the ok and n/a findings the store skips.
 Report level2_report() {
-  Finding mem = finding("memory.test-failed", Severity::kFail, {"0000:9b:00.0"},
-                        "GPU 0000:9b:00.0 failed the memory test: 3 failing words");
+  Finding mem = make_finding("memory.test-failed", Severity::kFail, {"0000:9b:00.0"},
+                             "GPU 0000:9b:00.0 failed the memory test: 3 failing words");
   mem.evidence = {"address 0x7f0000001000: wrote 0x0, read 0x100", "pattern walking-ones"};
   mem.remedy = {"nvidia-smi -q -d ROW_REMAPPER -i 0000:9b:00.0", "drain the node and RMA the GPU"};
-  return report({finding("perf.compute-slow", Severity::kOk, {}, "GEMM at expected speed"), mem,
-                 finding("perf.pcie-slow", Severity::kWarn, {"0000:17:00.0"},
-                         "host copies at 45 % of the link's"),
-                 finding("nccl.slow", Severity::kNotApplicable, {}, "one GPU: no NCCL test")});
+  return make_report(
+      {make_finding("perf.compute-slow", Severity::kOk, {}, "GEMM at expected speed"), mem,
+       make_finding("perf.pcie-slow", Severity::kWarn, {"0000:17:00.0"},
+                    "host copies at 45 % of the link's"),
+       make_finding("nccl.slow", Severity::kNotApplicable, {}, "one GPU: no NCCL test")});
 }
 
 std::unique_ptr<HistoryStore> must_open(const std::string& path) {
@@ -148,7 +128,7 @@ TEST(HistoryDiag, TheNewestRunAndAWindow) {
   EXPECT_FALSE(no_id->has_value());
 
   ASSERT_TRUE(store->add_diag(kT0, level2_report(), diag_json(2, "a")).ok());
-  ASSERT_TRUE(store->add_diag(kT0 + kHourMs, report({}), diag_json(1, "b")).ok());
+  ASSERT_TRUE(store->add_diag(kT0 + kHourMs, make_report({}), diag_json(1, "b")).ok());
   ASSERT_TRUE(store->add_diag(kT0 + 2 * kHourMs, level2_report(), diag_json(3, "c")).ok());
   auto latest = reader->latest_diag_run();
   ASSERT_TRUE(latest.ok() && latest->has_value());
@@ -193,7 +173,7 @@ TEST(HistoryDiag, PruneDropsOldRunsWithTheirFindings) {
   auto store = must_open(path);
   ASSERT_TRUE(store->add_diag(kT0, level2_report(), diag_json(2)).ok());
   ASSERT_TRUE(store->add_diag(kT0 + 10 * kHourMs, level2_report(), diag_json(2)).ok());
-  ASSERT_TRUE(store->add_report(kT0, report({}), "{}").ok());
+  ASSERT_TRUE(store->add_report(kT0, make_report({}), "{}").ok());
   auto removed = store->prune(kT0 + kHourMs);
   ASSERT_TRUE(removed.ok()) << removed.error();
   EXPECT_EQ(*removed, 2);  // one report, one diag run
@@ -278,7 +258,7 @@ TEST(HistoryDiag, AVersion1FileIsMigratedInPlace) {
   ASSERT_TRUE(store.ok()) << store.error();
   EXPECT_EQ(sql(path, "PRAGMA user_version"), "2");
   ASSERT_TRUE((*store)->add_diag(kT0 + kHourMs, level2_report(), diag_json(2)).ok());
-  ASSERT_TRUE((*store)->add_report(kT0 + 2 * kHourMs, report({}), "{}").ok());
+  ASSERT_TRUE((*store)->add_report(kT0 + 2 * kHourMs, make_report({}), "{}").ok());
 
   auto reader = HistoryReader::open(path);
   ASSERT_TRUE(reader.ok()) << reader.error();
@@ -316,7 +296,7 @@ class HistoryDiagCli : public ::testing::Test {
     // Check reports every hour; a diag run at 02:30 between the 02:00 and
     // 03:00 checks, which do not repeat its findings.
     for (int h = 0; h < 5; ++h) {
-      ASSERT_TRUE(store->add_report(kT0 + h * kHourMs, report({}), "{}").ok());
+      ASSERT_TRUE(store->add_report(kT0 + h * kHourMs, make_report({}), "{}").ok());
     }
     ASSERT_TRUE(
         store->add_diag(kT0 + 2 * kHourMs + kHourMs / 2, level2_report(), diag_json(2)).ok());

@@ -17,6 +17,7 @@
 #include "history/reader.h"
 #include "history/since.h"
 #include "history/store.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -24,35 +25,14 @@ namespace {
 constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
 constexpr int64_t kT0 = 1'772'323'200'000;  // 2026-03-01T00:00:00Z
 
-class HistoryDir {
+// Each test's history files, in a directory removed afterwards.
+class HistoryDir : public testing_util::TempDir {
  public:
-  HistoryDir() {
-    char tmpl[] = "/tmp/gd-history-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~HistoryDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  HistoryDir() : TempDir("history-test") {}
 };
 
-Finding make_finding(const std::string& id, Severity s, std::vector<std::string> gpus = {},
-                     std::string summary = "summary") {
-  Finding f;
-  f.id = id;
-  f.severity = s;
-  f.gpus = std::move(gpus);
-  f.summary = std::move(summary);
-  return f;
-}
-
-Report make_report(std::vector<Finding> fs) {
-  Report r;
-  for (const Finding& f : fs) r.verdict = worse(r.verdict, f.severity);
-  r.findings = std::move(fs);
-  return r;
-}
+using testing_util::make_finding;
+using testing_util::make_report;
 
 KernelEvent xid(int code, const std::string& gpu, const std::string& first, const std::string& last,
                 int count, double age_s = 0) {

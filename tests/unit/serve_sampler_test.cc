@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "probe/sampler.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -25,14 +26,7 @@ using Clock = std::chrono::steady_clock;
 // A temporary directory with a scenario file, removed at the end.
 class SamplerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/gd-sampler-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return dir_.file(name); }
 
   // Two GPUs with distinct temperatures and power; `extra` is spliced into
   // the top-level object (fault keys).
@@ -59,7 +53,7 @@ class SamplerTest : public ::testing::Test {
   void touch(const std::string& name) { std::ofstream(path(name)) << "x"; }
   void remove(const std::string& name) { fs::remove(path(name)); }
 
-  fs::path dir_;
+  testing_util::TempDir dir_{"sampler"};
 };
 
 // Whether pid is still a process (a zombie counts: it was not reaped).
