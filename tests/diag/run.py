@@ -35,14 +35,14 @@ import re
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import golden  # noqa: E402  (tests/golden.py)
+import harness  # noqa: E402  (tests/harness.py)
+from harness import Skip  # noqa: E402
 
 GOLDEN = os.path.join(HERE, "golden")
 FAKE_HELPER = os.path.join(SRC, "tests", "fakes", "fake_diag_helper.py")
@@ -59,9 +59,6 @@ SANITIZED = False
 NO_CUDA = False
 FAILURES = []  # golden differences, reported per test
 
-
-class Skip(Exception):
-    pass
 
 
 def expect(cond, what, proc=None):
@@ -545,33 +542,13 @@ def main():
     SANITIZED = "--sanitized" in args
     NO_CUDA = "--no-cuda" in args
     args = [a for a in args if a not in ("--update", "--sanitized", "--no-cuda")]
-    only = None
-    if "-k" in args:
-        i = args.index("-k")
-        only = args[i + 1]
-        del args[i:i + 2]
+    only = harness.take_k(args)
     if len(args) not in (1, 2):
         print(__doc__)
         return 64
     GD = os.path.abspath(args[0])
     FAKES = os.path.abspath(args[1]) if len(args) == 2 else None
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    failed = []
-    for name, fn in tests:
-        if only and only not in name:
-            continue
-        start = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="gd-diag-") as tmp:
-            try:
-                fn(tmp)
-                print(f"ok    {name} ({time.monotonic() - start:.1f} s)")
-            except Skip as why:
-                print(f"skip  {name}: {why}")
-            except Exception:  # noqa: BLE001 - report every failing test, then exit 1
-                failed.append(name)
-                print(f"FAIL  {name}\n{traceback.format_exc()}")
-    print(f"{len(failed)} failed" if failed else "all passed")
-    return 1 if failed else 0
+    return harness.run_tests(globals(), only, tmp_prefix="gd-diag-")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402  (tests/harness.py)
+from harness import Skip  # noqa: E402
 
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 EXIT_USAGE = 64
@@ -30,9 +32,6 @@ SCHEMA = "gpudoctor.diag-helper/v1"
 
 HELPER = None
 
-
-class Skip(Exception):
-    pass
 
 
 def expect(cond, what, proc=None):
@@ -189,35 +188,12 @@ def test_valid_forms_get_past_parsing():
 def main():
     global HELPER
     args = sys.argv[1:]
-    only = None
-    if "-k" in args:
-        i = args.index("-k")
-        only = args[i + 1]
-        del args[i:i + 2]
+    only = harness.take_k(args)
     if len(args) != 1:
         print(__doc__)
         return 64
     HELPER = os.path.abspath(args[0])
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    failed, ran = [], 0
-    for name, fn in tests:
-        if only and only not in name:
-            continue
-        start = time.monotonic()
-        try:
-            fn()
-            ran += 1
-            print(f"ok    {name} ({time.monotonic() - start:.1f} s)")
-        except Skip as why:
-            print(f"skip  {name}: {why}")
-        except Exception:  # noqa: BLE001 - report every failing test, then exit 1
-            failed.append(name)
-            ran += 1
-            print(f"FAIL  {name}\n{traceback.format_exc()}")
-    print(f"{len(failed)} failed" if failed else "all passed")
-    if failed:
-        return 1
-    return 0 if ran else 77
+    return harness.run_tests(globals(), only, none_ran=77)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import harness  # noqa: E402  (tests/harness.py)
+from harness import Skip  # noqa: E402
 ROOTS = os.path.join(SRC, "tests", "roots")
 FAKE_SCENARIOS = os.path.join(SRC, "tests", "fakes", "scenarios")
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
@@ -34,9 +35,6 @@ GD = None
 FAKES = None
 SANITIZED = False
 
-
-class Skip(Exception):
-    pass
 
 
 def need_cuda_stub():
@@ -507,31 +505,12 @@ def main():
     args = sys.argv[1:]
     SANITIZED = "--sanitized" in args
     args = [a for a in args if a != "--sanitized"]
-    only = None
-    if "-k" in args:
-        i = args.index("-k")
-        only = args[i + 1]
-        del args[i:i + 2]
+    only = harness.take_k(args)
     if len(args) != 2:
         print(__doc__)
         return 64
     GD, FAKES = os.path.abspath(args[0]), os.path.abspath(args[1])
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    failed = []
-    for name, fn in tests:
-        if only and only not in name:
-            continue
-        start = time.monotonic()
-        try:
-            fn()
-            print(f"ok    {name} ({time.monotonic() - start:.1f} s)")
-        except Skip as why:
-            print(f"skip  {name}: {why}")
-        except Exception:  # noqa: BLE001 - report every failing test, then exit 1
-            failed.append(name)
-            print(f"FAIL  {name}\n{traceback.format_exc()}")
-    print(f"{len(failed)} failed" if failed else "all passed")
-    return 1 if failed else 0
+    return harness.run_tests(globals(), only)
 
 
 if __name__ == "__main__":
