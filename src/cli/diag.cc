@@ -190,32 +190,30 @@ int run_diag(const DiagArgs& args) {
     opt.nvml_lib = args.probe.nvml_lib;
   }
   if (!args.json) {
-    double deadline = opt.deadline_s > 0
-                          ? opt.deadline_s
-                          : diag_deadline_s(opt.level, opt.duration_s, opt.bus_ids.size());
-    double estimate = estimate_s(args, opt.bus_ids);
-    if (deadline > 0) estimate = std::min(estimate, deadline);
-    std::string line =
-        fmt::format("gpudoctor diag: level {} on {} GPU{}, about {}", opt.level, opt.bus_ids.size(),
-                    opt.bus_ids.size() == 1 ? "" : "s", about(estimate));
-    if (deadline > 0) line += " (deadline " + about(deadline) + ")";
-    std::fprintf(stderr, "%s\n", line.c_str());
+    const double deadline = diag_deadline_s(opt);
+    const double estimate = std::min(estimate_s(args, opt.bus_ids), deadline);
+    std::fprintf(stderr, "%s\n",
+                 fmt::format("gpudoctor diag: level {} on {} GPU{}, about {} (deadline {})",
+                             opt.level, opt.bus_ids.size(), opt.bus_ids.size() == 1 ? "" : "s",
+                             about(estimate), about(deadline))
+                     .c_str());
   }
 
   DiagRun run = run_diag_helper(opt);
   std::vector<DiagFigure> figures = diag_figures(run, snapshot);
   Report report;
-  report.findings = evaluate_diag(run, snapshot);
+  report.findings = evaluate_diag(run, snapshot, figures);
   rank_findings(&report.findings);
   report.verdict = worst_severity(report.findings);
   report.snapshot = &snapshot;
-  nlohmann::json diag = {{"run", diag_run_to_json(run)},
-                         {"figures", diag_figures_to_json(figures)}};
+  const std::string diag_json =
+      nlohmann::json{{"run", diag_run_to_json(run)}, {"figures", diag_figures_to_json(figures)}}
+          .dump();
 
   std::string out;
   if (args.json) {
     nlohmann::ordered_json doc = report_to_json(report);
-    doc["diag"] = nlohmann::ordered_json::parse(diag.dump());
+    doc["diag"] = nlohmann::ordered_json::parse(diag_json);
     out = doc.dump(2) + "\n";
   } else {
     out = render_diag_text(report, run, figures, opt.bus_ids, {args.verbose});
@@ -226,7 +224,7 @@ int run_diag(const DiagArgs& args) {
     print_error("diag: the helper " + helper + " gave no answer: " + run.incomplete);
     return kExitInternal;
   }
-  if (!args.no_history) record_history(args, report, diag.dump());
+  if (!args.no_history) record_history(args, report, diag_json);
   return exit_code_for(report.verdict);
 }
 

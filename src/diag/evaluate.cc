@@ -163,7 +163,12 @@ Finding perf_finding(const PerfId& p, const DiagRun& run, const Snapshot& s,
 }  // namespace
 
 std::vector<Finding> evaluate_diag(const DiagRun& run, const Snapshot& s, const DiagThresholds& t) {
-  std::vector<DiagFigure> figures = diag_figures(run, s, t);
+  return evaluate_diag(run, s, diag_figures(run, s, t), t);
+}
+
+std::vector<Finding> evaluate_diag(const DiagRun& run, const Snapshot& s,
+                                   const std::vector<DiagFigure>& figures,
+                                   const DiagThresholds& t) {
   static const PerfId kPerf[] = {
       {"perf.compute-slow", "gemm.", "GEMM throughput", "GEMM", 2},
       {"perf.memory-bandwidth-slow", "memory.", "Device memory bandwidth", "sustained copy", 2},

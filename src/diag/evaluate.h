@@ -48,5 +48,10 @@ std::vector<DiagFigure> diag_figures(const DiagRun& run, const Snapshot& s,
 // what was tested), n/a for those not run at this level.
 std::vector<Finding> evaluate_diag(const DiagRun& run, const Snapshot& s,
                                    const DiagThresholds& t = {});
+// The same with the run's figures already computed (diag_figures(run, s, t)),
+// for a caller that shows them too.
+std::vector<Finding> evaluate_diag(const DiagRun& run, const Snapshot& s,
+                                   const std::vector<DiagFigure>& figures,
+                                   const DiagThresholds& t = {});
 
 }  // namespace gd

@@ -180,9 +180,7 @@ DiagRun run_diag_helper(const DiagOptions& opt) {
     run.incomplete = "could not start: no gpudoctor-diag helper beside this binary";
     return run;
   }
-  double deadline_s = opt.deadline_s > 0
-                          ? opt.deadline_s
-                          : diag_deadline_s(opt.level, opt.duration_s, opt.bus_ids.size());
+  const double deadline_s = diag_deadline_s(opt);
   Clock::time_point t0 = Clock::now();
   ChildRunner runner(
       t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s)));

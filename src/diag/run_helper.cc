@@ -38,6 +38,11 @@ double diag_deadline_s(int level, double duration_s, size_t gpus) {
   return s;
 }
 
+double diag_deadline_s(const DiagOptions& opt) {
+  return opt.deadline_s > 0 ? opt.deadline_s
+                            : diag_deadline_s(opt.level, opt.duration_s, opt.bus_ids.size());
+}
+
 std::vector<std::string> diag_environment(const std::vector<std::string>& env) {
   std::vector<std::string> out;
   out.reserve(env.size() + 1);

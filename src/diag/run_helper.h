@@ -37,6 +37,8 @@ struct DiagOptions {
 // for the level and GPU count, plus a margin for context creation (slow on
 // a machine without persistence mode) and cuBLAS/NCCL start-up.
 double diag_deadline_s(int level, double duration_s, size_t gpus);
+// The run's deadline: opt.deadline_s when set, else the formula above.
+double diag_deadline_s(const DiagOptions& opt);
 
 // `env` with CUDA_VISIBLE_DEVICES removed and CUDA_DEVICE_ORDER=PCI_BUS_ID.
 std::vector<std::string> diag_environment(const std::vector<std::string>& env);
