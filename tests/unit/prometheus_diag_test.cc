@@ -15,6 +15,7 @@
 #include "serve/daemon_state.h"
 #include "serve/status_page.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -24,15 +25,7 @@ using namespace gd::fixtures;
 constexpr int64_t kNowMs = 1796119215000;  // 2026-12-01T10:00:15Z
 constexpr int64_t kDayMs = 86400 * 1000;
 
-std::vector<std::string> lines_with(const std::string& text, std::string_view needle) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind('#', 0) == 0) continue;
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-  }
-  return out;
-}
+using testing_util::lines_with;
 
 Finding finding(const char* id, Severity s, std::string bus) {
   Finding f;

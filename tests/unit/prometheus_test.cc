@@ -20,6 +20,7 @@
 #include "kernlog/scanner.h"
 #include "report/report.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -310,16 +311,7 @@ TEST(PrometheusGolden, HgxWithDiagRun) {
   expect_golden("hgx-8xh100-diag", render_metrics(diag_view()));
 }
 
-// The sample lines (not # HELP / # TYPE) that contain needle.
-std::vector<std::string> lines_with(const std::string& text, std::string_view needle) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind('#', 0) == 0) continue;
-    if (line.find(needle) != std::string::npos) out.push_back(line);
-  }
-  return out;
-}
+using testing_util::lines_with;
 
 // The sick machine's facts come through as series an alert can use.
 TEST(Prometheus, SickMachineSeries) {

@@ -1,12 +1,15 @@
 // Small pieces unit tests share: a temporary directory removed with its
-// contents, and findings and reports built in one line.
+// contents, findings and reports built in one line, and the lines of a
+// Prometheus text that hold a needle.
 #pragma once
 
 #include <stdlib.h>
 
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +52,18 @@ inline Report make_report(std::vector<Finding> fs) {
   for (const Finding& f : fs) r.verdict = worse(r.verdict, f.severity);
   r.findings = std::move(fs);
   return r;
+}
+
+// The sample lines of a Prometheus text (not # HELP / # TYPE) that contain
+// needle.
+inline std::vector<std::string> lines_with(const std::string& text, std::string_view needle) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind('#', 0) == 0) continue;
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+  }
+  return out;
 }
 
 }  // namespace gd::testing_util
