@@ -4,22 +4,24 @@
 
 namespace gd {
 
+nlohmann::ordered_json finding_to_json(const Finding& f) {
+  nlohmann::ordered_json jf = {{"id", f.id},
+                               {"severity", severity_name(f.severity)},
+                               {"gpus", f.gpus},
+                               {"summary", f.summary},
+                               {"evidence", f.evidence},
+                               {"remedy", f.remedy},
+                               {"check", f.check}};
+  if (!f.follows_from.empty()) jf["follows_from"] = f.follows_from;
+  return jf;
+}
+
 nlohmann::ordered_json report_to_json(const Report& r) {
   nlohmann::ordered_json j;
   j["schema"] = r.schema;
   j["verdict"] = severity_name(r.verdict);
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
-  for (const auto& f : r.findings) {
-    nlohmann::ordered_json jf = {{"id", f.id},
-                                 {"severity", severity_name(f.severity)},
-                                 {"gpus", f.gpus},
-                                 {"summary", f.summary},
-                                 {"evidence", f.evidence},
-                                 {"remedy", f.remedy},
-                                 {"check", f.check}};
-    if (!f.follows_from.empty()) jf["follows_from"] = f.follows_from;
-    findings.push_back(std::move(jf));
-  }
+  for (const auto& f : r.findings) findings.push_back(finding_to_json(f));
   j["findings"] = std::move(findings);
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   nlohmann::ordered_json probes = nlohmann::ordered_json::array();

@@ -14,6 +14,8 @@ struct TextOptions {
 
 std::string render_text(const Report& r, const TextOptions& opt = {});
 
+// One finding as the report's "findings" array holds it.
+nlohmann::ordered_json finding_to_json(const Finding& f);
 // gpudoctor.report/v1: verdict, findings[] (rank order), gpus[], probes[].
 nlohmann::ordered_json report_to_json(const Report& r);
 std::string render_json(const Report& r);  // pretty, trailing newline

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diag/json.h"
+#include "report/render.h"
 #include "util/time.h"
 
 namespace gd {
@@ -86,15 +87,8 @@ std::string report_json_with_diag(const std::string& report_json, const DiagStat
   diag["level"] = d.level;
   diag["verdict"] = severity_name(d.verdict);
   diag["findings"] = Json::array();
-  for (const Finding& f : d.findings) {
-    diag["findings"].push_back(Json{{"id", f.id},
-                                    {"severity", severity_name(f.severity)},
-                                    {"gpus", f.gpus},
-                                    {"summary", f.summary},
-                                    {"evidence", f.evidence},
-                                    {"remedy", f.remedy},
-                                    {"check", "diag"}});
-  }
+  // Findings as the report writes them: d.findings carry check "diag".
+  for (const Finding& f : d.findings) diag["findings"].push_back(finding_to_json(f));
   j["last_diag"] = std::move(diag);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
