@@ -83,13 +83,9 @@ bool continues(const std::string& stored_last, const std::string& first, int yea
   return l && f && l->boot == f->boot && f->s <= l->s;
 }
 
-bool worth_storing(Severity s) {
-  return s == Severity::kInfo || s == Severity::kWarn || s == Severity::kFail;
-}
-
 int stored_findings(const Report& r) {
   return static_cast<int>(std::count_if(r.findings.begin(), r.findings.end(), [](const Finding& f) {
-    return worth_storing(f.severity);
+    return says_something(f.severity);
   }));
 }
 
@@ -125,7 +121,7 @@ Result<int> diag_level(std::string_view diag_json) {
 std::string signature(const Report& r) {
   std::vector<std::string> parts;
   for (const Finding& f : r.findings) {
-    if (worth_storing(f.severity)) {
+    if (says_something(f.severity)) {
       parts.push_back(f.id + '|' + severity_name(f.severity) + '|' + join(f.gpus, ','));
     }
   }
@@ -381,7 +377,7 @@ class SqliteStore final : public HistoryStore {
   Result<bool> insert_findings(Stmt& fi, int64_t parent_id, int64_t unix_ms, const Report& r,
                                bool with_details) {
     for (const Finding& f : r.findings) {
-      if (!worth_storing(f.severity)) continue;
+      if (!says_something(f.severity)) continue;
       fi.reset();
       fi.bind_int(1, parent_id);
       fi.bind_int(2, unix_ms);

@@ -18,6 +18,17 @@ const char* severity_name(Severity s) {
   return "?";
 }
 
+Severity severity_from_name(std::string_view name) {
+  for (Severity s : {Severity::kOk, Severity::kInfo, Severity::kWarn, Severity::kFail}) {
+    if (name == severity_name(s)) return s;
+  }
+  return Severity::kNotApplicable;
+}
+
+bool says_something(Severity s) {
+  return s == Severity::kInfo || s == Severity::kWarn || s == Severity::kFail;
+}
+
 int severity_weight(Severity s) {
   switch (s) {
     case Severity::kNotApplicable:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "snapshot/snapshot.h"
@@ -13,6 +14,12 @@ namespace gd {
 enum class Severity { kOk, kInfo, kWarn, kFail, kNotApplicable };
 
 const char* severity_name(Severity s);  // "ok", "info", "warn", "fail", "n/a"
+// The severity severity_name() gives that name; n/a for "n/a" and for
+// anything else (a stored name this version does not know).
+Severity severity_from_name(std::string_view name);
+// info, warn or fail: a finding that says something, the ones the history
+// keeps and the exporter lists (not ok, not n/a).
+bool says_something(Severity s);
 // How bad a severity is: n/a 0 < ok 1 < info 2 < warn 3 < fail 4.
 int severity_weight(Severity s);
 // The worse of two severities (n/a counts as better than ok).

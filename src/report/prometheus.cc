@@ -238,10 +238,7 @@ void add_findings(const ExporterView& v, Exposition* e) {
   std::map<std::string, Severity> active;
   auto take = [&](const std::vector<Finding>& findings) {
     for (const auto& f : findings) {
-      if (f.severity != Severity::kInfo && f.severity != Severity::kWarn &&
-          f.severity != Severity::kFail) {
-        continue;
-      }
+      if (!says_something(f.severity)) continue;
       auto [it, fresh] = active.emplace(f.id, f.severity);
       if (!fresh) it->second = worse(it->second, f.severity);
     }

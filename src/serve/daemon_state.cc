@@ -24,27 +24,16 @@ std::map<std::pair<std::string, int>, uint64_t> count_xids(const KernelLogInfo& 
   return out;
 }
 
-namespace {
-
-Severity severity_named(const std::string& name) {
-  for (Severity s : {Severity::kOk, Severity::kInfo, Severity::kWarn, Severity::kFail}) {
-    if (name == severity_name(s)) return s;
-  }
-  return Severity::kNotApplicable;
-}
-
-}  // namespace
-
 DiagState diag_state_from_stored(const StoredDiagRun& r) {
   DiagState d;
   d.id = r.id;
   d.time_unix_ms = r.time_ms;
   d.level = r.level;
-  d.verdict = severity_named(r.verdict);
+  d.verdict = severity_from_name(r.verdict);
   for (const StoredDiagFinding& s : r.findings) {
     Finding f;
     f.id = s.id;
-    f.severity = severity_named(s.severity);
+    f.severity = severity_from_name(s.severity);
     f.gpus = s.gpus;
     f.summary = s.summary;
     f.evidence = s.evidence;
