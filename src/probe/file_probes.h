@@ -27,11 +27,18 @@ class ProbeNotes {
   void unavailable(std::string what) { add(std::move(what)), missing_ = true; }
   void garbled(std::string what) { add(std::move(what)), garbled_ = true; }
   void note(std::string what) { add(std::move(what)); }
+  // A field left unset because its input was not observed; the probe goes
+  // "unavailable" but keeps every field it did read.
+  void gap(std::string field, std::string reason);
+  // `count` lines of `source` that no parser recognised ("/proc/modules").
+  void unrecognised(int count, const std::string& source);
   ProbeRecord record(std::string name) const;
 
  private:
   void add(std::string what);
   std::string detail_;
+  std::vector<FieldGap> gaps_;
+  int unrecognised_ = 0;
   bool missing_ = false;
   bool garbled_ = false;
 };

@@ -25,15 +25,29 @@ int severity_weight(Severity s);
 // The worse of two severities (n/a counts as better than ok).
 Severity worse(Severity a, Severity b);
 
+// A comparison of two numbers that a check's verdict rests on, stated as the
+// requirement for health ("RLIMIT_AS >= what CUDA needs"), so that a reader
+// and the invariant test (tests/invariants) can see the verdict follow from
+// it: a warn/fail finding has a requirement not met, an ok one has all met.
+struct Comparison {
+  std::string what;      // "RLIMIT_AS (ulimit -v) vs the address space cuInit took"
+  std::string kind;      // how to read the values: "version", "bytes" or "number"
+  std::string actual;    // the observed value, machine-readable: "16384000000", "550.54.14"
+  std::string op;        // the requirement, actual OP required: "<", "<=", "==", ">=", ">"
+  std::string required;  // the bound: "13925089280", "525.60.13"
+  bool met = false;      // the check's reading of the requirement
+};
+
 struct Finding {
   std::string id;  // stable catalog id, "area.condition" (see catalog/findings.h)
   Severity severity = Severity::kOk;
-  std::vector<std::string> gpus;      // PCI bus ids concerned ("0000:17:00.0")
-  std::string summary;                // one line a newcomer understands
-  std::vector<std::string> evidence;  // exact values or lines that prove it
-  std::vector<std::string> remedy;    // exact commands or steps, in order
-  std::string follows_from;           // id of the root cause this is a consequence of
-  std::string check;                  // name of the check that produced it
+  std::vector<std::string> gpus;        // PCI bus ids concerned ("0000:17:00.0")
+  std::string summary;                  // one line a newcomer understands
+  std::vector<std::string> evidence;    // exact values or lines that prove it
+  std::vector<std::string> remedy;      // exact commands or steps, in order
+  std::string follows_from;             // id of the root cause this is a consequence of
+  std::string check;                    // name of the check that produced it
+  std::vector<Comparison> comparisons;  // the numbers the verdict rests on
 };
 
 // The verdict is the worst severity among findings (n/a ignored).

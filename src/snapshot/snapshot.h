@@ -24,11 +24,23 @@ inline constexpr const char* kSnapshotSchema = "gpudoctor.snapshot/v1";
 // How one probe went. A probe failure is data, never an abort.
 enum class ProbeStatus { kOk, kUnavailable, kFailed, kTimedOut };
 
+// One input of a probe that was not observed: the field it would have set
+// and why. The probe keeps every other field it read, and checks decide on
+// those, naming the gap where it matters (DESIGN.md, "Truth on real machines").
+struct FieldGap {
+  std::string field;   // the snapshot field left unset, "limits.mem_total_bytes"
+  std::string reason;  // "/proc/meminfo: No such file or directory"
+};
+
 struct ProbeRecord {
   std::string name;  // "env", "limits", "driver", "pci", "devnodes", ...
   ProbeStatus status = ProbeStatus::kOk;
-  std::string detail;      // reason when not ok, e.g. "no /proc/driver/nvidia"
-  double duration_ms = 0;  // wall time the probe took
+  std::string detail;          // reason when not ok, e.g. "no /proc/driver/nvidia"
+  double duration_ms = 0;      // wall time the probe took
+  std::vector<FieldGap> gaps;  // fields not observed; every other field was
+  // Lines of its sources that no parser recognised: counted, never read as
+  // "absent" (a module line with a format we do not know is not a missing module).
+  int unrecognised_lines = 0;
 };
 
 // --- environment --------------------------------------------------------
@@ -324,6 +336,14 @@ struct CudaDevice {
   int ctx_rc = -1;    // cuDevicePrimaryCtxRetain + cuCtxSetCurrent + cuMemGetInfo
 };
 
+// The probe child's own address space (/proc/self/status VmSize, VmData):
+// measured before cuInit, after it and after the first context, it is what
+// CUDA reserves on this machine (memory.address-space-limit). 0: not reached.
+struct VmUsage {
+  uint64_t size_bytes = 0;  // VmSize, what RLIMIT_AS (ulimit -v) bounds
+  uint64_t data_bytes = 0;  // VmData, what RLIMIT_DATA (ulimit -d) bounds
+};
+
 // One run of the CUDA probe in a child process.
 struct CudaRun {
   std::string label;                               // "user" (the user's environment) or "clean"
@@ -347,6 +367,12 @@ struct CudaRun {
   int cudart_device_count = 0;
   std::string child_error;  // "" normal, "timeout", "crashed: SIGSEGV", ...
   double duration_ms = 0;
+  VmUsage vm_start;    // before dlopen and cuInit
+  VmUsage vm_init;     // after a successful cuInit
+  VmUsage vm_context;  // after the first primary context
+  // The soft RLIMIT_AS the child ran under (nullopt: unlimited). The
+  // "raised-limit" run lifts it to the hard limit to prove a limit's effect.
+  std::optional<uint64_t> rlimit_as_bytes;
 };
 
 struct CudaInfo {

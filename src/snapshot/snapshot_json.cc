@@ -80,7 +80,8 @@ void from_json(const nlohmann::json& j, NvmlValue<T>& v) {
 
 #define GD_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
 
-GD_JSON(ProbeRecord, name, status, detail, duration_ms)
+GD_JSON(FieldGap, field, reason)
+GD_JSON(ProbeRecord, name, status, detail, duration_ms, gaps, unrecognised_lines)
 GD_JSON(EnvInfo, vars)
 GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, overcommit_memory, overcommit_ratio,
         commit_limit_bytes, committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes,
@@ -123,10 +124,11 @@ GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, in
         child_error, duration_ms)
 GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major, cc_minor,
         multiprocessors, clock_khz, ctx_rc)
+GD_JSON(VmUsage, size_bytes, data_bytes)
 GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
         driver_version_rc, driver_version, init_rc, device_count_rc, device_count, devices,
         cudart_loaded, cudart_error, cudart_runtime_version, cudart_rc, cudart_device_count,
-        child_error, duration_ms)
+        child_error, duration_ms, vm_start, vm_init, vm_context, rlimit_as_bytes)
 GD_JSON(CudaInfo, attempted, runs)
 GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, first, last, age_s)
 GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, gpu_uuids)
