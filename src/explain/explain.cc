@@ -85,6 +85,7 @@ Snapshot snapshot_from_text(std::string_view text) {
     std::string lowered = lower_ascii(line);
     kernel_text = kernel_text || kernel_line(line);
     parse_smi_table_line(line, line_no, &p);
+    parse_smi_query_line(line, &p);
     parse_env_line(line, line_no, &p);
     if (!parse_container_line(line, lowered, line_no, &p) &&
         !parse_nvml_line(line, lowered, line_no, &p)) {

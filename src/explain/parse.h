@@ -4,6 +4,8 @@
 // whole parse is linear in the input.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,6 +26,12 @@ struct TextParse {
   int smi_row = -1;            // index into s->nvml.gpus of the row being read, -1 none
   int smi_row_line = 0;        // which line of the 3-line row comes next (1, 2)
   bool smi_processes = false;  // inside the "Processes:" table
+  // nvidia-smi -q state: the GPU whose block is being read (index into
+  // s->nvml.gpus, -1 none), the section heading above the current line
+  // ("FB Memory Usage"), and the process whose rows come next (-1 none).
+  int smi_q_gpu = -1;
+  std::string smi_q_section;
+  int smi_q_process = -1;
   // The last command line seen ("$ nvidia-smi", ">>> import torch"), to tell
   // whose crash a "Segmentation fault" is.
   std::string last_command;
@@ -42,10 +50,22 @@ bool icontains(std::string_view lowered_haystack, std::string_view lowered_needl
 bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
 bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
 bool parse_smi_table_line(std::string_view line, int line_no, TextParse* p);
+bool parse_smi_query_line(std::string_view line, TextParse* p);
 bool parse_container_line(std::string_view line, std::string_view lowered, int line_no,
                           TextParse* p);
 bool parse_env_line(std::string_view line, int line_no, TextParse* p);
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
+
+// Shared by the nvidia-smi parsers (parse_nvml.cc, parse_smi_query.cc).
+// "00000000:41:00.0" / "0000:41:00.0" / "41:00.0" inside s -> "0000:41:00.0"; "" if none.
+std::string find_bus_id(std::string_view s);
+// The decimal number s starts with; -1 when it starts with no digit.
+int leading_number(std::string_view s);
+// "23000MiB" -> bytes; nullopt if not that shape.
+std::optional<uint64_t> mib_bytes(std::string_view t);
+NvmlGpu* gpu_by_index(NvmlInfo& n, uint32_t index);
+// device_count = the GPUs the text listed.
+void set_device_count(NvmlInfo& n);
 
 // The CUDA run "user" the text describes, created on first use.
 CudaRun& text_cuda_run(TextParse* p);

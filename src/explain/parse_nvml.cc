@@ -46,6 +46,8 @@ std::vector<std::string_view> split_cells(std::string_view line) {
   return cells;
 }
 
+}  // namespace
+
 // "00000000:41:00.0" / "0000:41:00.0" / "41:00.0" inside `s` -> "0000:41:00.0"; "" if none.
 std::string find_bus_id(std::string_view s) {
   for (size_t i = 0; i + 7 <= s.size(); ++i) {
@@ -66,7 +68,7 @@ std::string find_bus_id(std::string_view s) {
   return "";
 }
 
-int number(std::string_view s) {
+int leading_number(std::string_view s) {
   int v = 0;
   bool any = false;
   for (char c : s) {
@@ -80,7 +82,7 @@ int number(std::string_view s) {
 // "23000MiB" -> bytes; nullopt if not that shape.
 std::optional<uint64_t> mib_bytes(std::string_view t) {
   if (t.size() < 4 || t.substr(t.size() - 3) != "MiB") return std::nullopt;
-  int v = number(t);
+  int v = leading_number(t);
   if (v < 0) return std::nullopt;
   return static_cast<uint64_t>(v) << 20;
 }
@@ -96,6 +98,8 @@ void set_device_count(NvmlInfo& n) {
   n.device_count.value = static_cast<uint32_t>(n.gpus.size());
   n.device_count.rc = 0;
 }
+
+namespace {
 
 // "Driver Version: 550.54.14" (table) or "Driver Version   : 550.54.14" (-q).
 std::string value_after(std::string_view line, std::string_view key) {
@@ -115,9 +119,10 @@ void read_versions(std::string_view line, TextParse* p) {
   n.init_rc = n.init_rc == -1 ? 0 : n.init_rc;
   if (!driver.empty() && is_digit(driver[0])) n.driver_version = {driver, 0};
   if (!cuda.empty() && is_digit(cuda[0])) {
-    int major = number(cuda);
+    int major = leading_number(cuda);
     size_t dot = cuda.find('.');
-    int minor = dot == std::string::npos ? 0 : number(std::string_view(cuda).substr(dot + 1));
+    int minor =
+        dot == std::string::npos ? 0 : leading_number(std::string_view(cuda).substr(dot + 1));
     // A CUDA version is "12.4": anything else is not one (and would overflow).
     if (major > 0 && major < 100 && minor < 100) {
       n.cuda_driver_version = {major * 1000 + (minor > 0 ? minor : 0) * 10, 0};
@@ -136,13 +141,13 @@ int compute_mode(std::string_view cell) {
 bool gpu_row(const std::vector<std::string_view>& cells, int line_no, TextParse* p) {
   if (cells.size() < 3) return false;
   std::vector<std::string_view> t0 = split_ws(cells[0]);
-  if (t0.size() < 2 || number(t0[0]) < 0 || t0[0].size() > 3) return false;
+  if (t0.size() < 2 || leading_number(t0[0]) < 0 || t0[0].size() > 3) return false;
   std::string bus = find_bus_id(cells[1]);
   if (bus.empty()) return false;
   NvmlInfo& n = text_nvml(p);
   if (n.init_rc == -1) n.init_rc = 0;
   NvmlGpu g;
-  g.index = static_cast<uint32_t>(number(t0[0]));
+  g.index = static_cast<uint32_t>(leading_number(t0[0]));
   g.handle_rc = 0;
   size_t last = t0.size();
   std::string_view pm = t0.back();
@@ -195,7 +200,7 @@ void gpu_row_continued(const std::vector<std::string_view>& cells, TextParse* p)
 // columns) or "|    0      4242      C   python     23000MiB |".
 void process_row(std::string_view cell, TextParse* p) {
   std::vector<std::string_view> t = split_ws(cell);
-  if (t.size() < 4 || number(t[0]) < 0) return;
+  if (t.size() < 4 || leading_number(t[0]) < 0) return;
   size_t type = 0;
   for (size_t i = 2; i < t.size(); ++i) {
     if (t[i] == "C" || t[i] == "G" || t[i] == "C+G" || t[i] == "M" || t[i] == "M+C") {
@@ -203,11 +208,11 @@ void process_row(std::string_view cell, TextParse* p) {
       break;
     }
   }
-  if (type == 0 || number(t[type - 1]) < 0) return;
-  NvmlGpu* g = gpu_by_index(p->s->nvml, static_cast<uint32_t>(number(t[0])));
+  if (type == 0 || leading_number(t[type - 1]) < 0) return;
+  NvmlGpu* g = gpu_by_index(p->s->nvml, static_cast<uint32_t>(leading_number(t[0])));
   if (g == nullptr) return;
   NvmlProcess proc;
-  proc.pid = static_cast<uint32_t>(number(t[type - 1]));
+  proc.pid = static_cast<uint32_t>(leading_number(t[type - 1]));
   proc.used_memory_bytes = mib_bytes(t.back());
   g->processes.rc = 0;
   g->processes.value.push_back(proc);
@@ -314,7 +319,7 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
   }
   // nvidia-smi -L
   if (lowered.starts_with("gpu ") && icontains(lowered, "(uuid: gpu-")) {
-    int index = number(line.substr(4));
+    int index = leading_number(line.substr(4));
     size_t colon = line.find(": ");
     size_t uuid = line.find("(UUID: ");
     if (index >= 0 && colon != std::string_view::npos && uuid != std::string_view::npos &&

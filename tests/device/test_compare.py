@@ -504,3 +504,158 @@ def test_stage_needs_a_build(tmp_path):
     p = subprocess.run(["bash", os.path.join(SRC, "scripts", "device-check.sh"), "--stage",
                         str(tmp_path)], capture_output=True, text=True, timeout=60, cwd=SRC)
     assert p.returncode == 3 and "build it first" in p.stderr
+
+
+# ------------------------------------------------------------- real machines
+# Every record in recorded/<machine>/ (scripts/device-check.sh's output on a
+# real GPU machine) is a parser fixture: compare.py must read each nvidia-smi
+# output there and find gpudoctor's own snapshot of that machine in it.
+
+RECORDED = os.path.join(HERE, "recorded")
+MACHINES = sorted(m for m in os.listdir(RECORDED)
+                  if os.path.isfile(os.path.join(RECORDED, m, "device-check", "snapshot.json")))
+H200 = os.path.join(RECORDED, "h200-vm-580.159.04", "device-check")
+
+
+def record(machine, name):
+    return os.path.join(RECORDED, machine, "device-check", name)
+
+
+def record_args(machine):
+    """compare.py's arguments over everything device-check.sh recorded."""
+    args = ["--snapshot", record(machine, "snapshot.json")]
+    for flag, name in (("--smi-xml", "smi-q-x.before.xml"), ("--smi-xml", "smi-q-x.after.xml"),
+                       ("--smi-csv", "smi-query.csv"), ("--smi-remap-csv", "smi-remapped-rows.csv"),
+                       ("--smi-nvlink", "smi-nvlink-s.txt"),
+                       ("--smi-nvlink-remote", "smi-nvlink-R.txt"),
+                       ("--topo-json", "topo.json"), ("--smi-topo", "smi-topo-m.txt"),
+                       ("--python", "python-1.json")):
+        if os.path.exists(record(machine, name)):
+            args += [flag, record(machine, name)]
+    return args
+
+
+def test_there_is_a_real_record():
+    assert "h200-vm-580.159.04" in MACHINES
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_real_record_agrees_with_nvidia_smi(tmp_path, machine):
+    summary = tmp_path / "summary.json"
+    rc = compare.main(record_args(machine) + ["--summary", str(summary)])
+    data = json.loads(summary.read_text())
+    diffs = [r for r in data["rows"] if r["status"] == "DIFF"]
+    assert diffs == [] and rc == 0
+    assert data["ok"] >= 50
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_real_record_parses_as_the_snapshot_says(machine):
+    """Each nvidia-smi output of the record, parsed, names the GPUs, driver
+    and memory that gpudoctor's snapshot of the same machine holds."""
+    snap = json.load(open(record(machine, "snapshot.json")))
+    nvml = snap["nvml"]
+    ours = {compare.norm_bus_id(g["pci_bus_id"]["value"]): g for g in nvml["gpus"]}
+    for name in ("smi-q-x.before.xml", "smi-q-x.after.xml"):
+        x = compare.load_xml(record(machine, name))
+        assert x["driver_version"] == nvml["driver_version"]["value"]
+        cuda = nvml["cuda_driver_version"]["value"]
+        assert x["cuda_version"] == "%d.%d" % (cuda // 1000, cuda % 1000 // 10)
+        assert int(x["attached_gpus"]) == nvml["device_count"]["value"]
+        assert {g["bus"] for g in x["gpus"]} == set(ours)
+        for g in x["gpus"]:
+            assert g["uuid"] == ours[g["bus"]]["uuid"]["value"]
+            assert g["el"].findtext("product_name") == ours[g["bus"]]["name"]["value"]
+    csvs = compare.load_csv(record(machine, "smi-query.csv"))
+    assert set(csvs) == set(ours)
+    for bus, rec in csvs.items():
+        assert rec["driver_version"] == nvml["driver_version"]["value"]
+        assert rec["uuid"] == ours[bus]["uuid"]["value"]
+        # nvidia-smi prints whole MiB
+        assert int(rec["memory.total"]) == ours[bus]["memory_total_bytes"]["value"] >> 20
+    remap = compare.load_csv(record(machine, "smi-remapped-rows.csv"))
+    assert set(remap) == set(ours)
+    topo = compare.parse_smi_topo(open(record(machine, "smi-topo-m.txt")).read())
+    assert len(topo["gpus"]) == len(ours)
+
+
+def test_h200_record_values():
+    """The H200's own figures, as its nvidia-smi printed them."""
+    x = compare.load_xml(os.path.join(H200, "smi-q-x.before.xml"))
+    assert (x["driver_version"], x["cuda_version"], x["attached_gpus"]) == \
+        ("580.159.04", "13.0", "1")
+    [g] = x["gpus"]
+    assert g["bus"] == "0000:00:06.0"
+    assert g["uuid"] == "GPU-45e11636-eca6-4b14-c5ee-af9440ab3d3d"
+    assert compare.xml_text(g["el"], "fb_memory_usage/total") == ("143771 MiB", "")
+    # R580 prints thresholds relative to T.Limit, and the event reasons block
+    assert g["el"].find("temperature/gpu_temp_slow_tlimit_threshold") is not None
+    # nvidia-smi's own two reads disagree on gpu_idle: 0x1 before our
+    # snapshot, 0x0 after it (all nine bits known both times)
+    assert compare.xml_reasons(g["el"]) == (0x1, 0x1FF, "clocks_event_reasons")
+    after = compare.load_xml(os.path.join(H200, "smi-q-x.after.xml"))["gpus"][0]
+    assert compare.xml_reasons(after["el"]) == (0x0, 0x1FF, "clocks_event_reasons")
+    [(bus, rec)] = compare.load_csv(os.path.join(H200, "smi-query.csv")).items()
+    assert bus == "0000:00:06.0"
+    assert rec["name"] == "NVIDIA H200" and rec["pci.device_id"] == "0x233510DE"
+    assert rec["clocks_event_reasons.active"] == "0x0000000000000000"
+    assert rec["fan.speed"] == "[N/A]" and compare.is_na(rec["fan.speed"])
+    topo = compare.parse_smi_topo(open(os.path.join(H200, "smi-topo-m.txt")).read())
+    assert topo == {"gpus": ["GPU0"], "matrix": {"GPU0": {"GPU0": "X"}},
+                    "cpu": {"GPU0": "0-15"}, "numa": {"GPU0": "0"}}
+    # NVLink disabled in this VM (NVreg_NvLinkDisable=1): nvidia-smi prints nothing
+    assert compare.parse_nvlink(open(os.path.join(H200, "smi-nvlink-s.txt")).read()) == {}
+
+
+def test_h200_idle_bit_and_vm_numa_agree(tmp_path):
+    """The record's two DIFFs, both readings of one state: ours 0x1 (idle)
+    against nvidia-smi's 0x0 a moment later, and ours "no NUMA node" (sysfs
+    -1 in the VM) against topo -m's 0."""
+    summary = tmp_path / "summary.json"
+    compare.main(record_args("h200-vm-580.159.04") + ["--summary", str(summary)])
+    rows = {(r["gpu"], r["field"]): r for r in json.loads(summary.read_text())["rows"]}
+    r = rows[("0000:00:06.0", "clock_event_reasons")]
+    assert (r["status"], r["ours"]) == ("ok", "0x1") and "gpu_idle" in r["note"]
+    r = rows[("topo", "GPU0 numa_affinity")]
+    assert (r["status"], r["ours"], r["smi"]) == ("ok", "null", "0")
+    assert "no NUMA node (VM)" in r["note"]
+
+
+REASONS = next(f for f in compare.FIELDS if f.name == "clock_event_reasons")
+
+
+@pytest.mark.parametrize("ours,smi,status", [
+    (0x1, "0x0000000000000000", "ok"),      # idle bit alone: moved between reads
+    (0x0, "0x0000000000000001", "ok"),
+    (0x5, "0x0000000000000004", "ok"),      # sw power cap on both, idle differs
+    (0x4, "0x0000000000000000", "DIFF"),    # sw power cap is not noise
+    (0x1, "0x0000000000000004", "DIFF"),    # idle differs and so does the cap
+    (0x41, "0x0000000000000001", "DIFF"),   # hw thermal slowdown
+])
+def test_clock_events_ignore_the_idle_bit_alone(ours, smi, status):
+    r = compare.judge(REASONS, ours, 0, [smi], "csv")
+    assert r["status"] == status, r
+
+
+def test_clock_events_idle_bit_in_the_xml():
+    import xml.etree.ElementTree as ET
+    el = ET.fromstring(
+        "<gpu><clocks_event_reasons>"
+        "<clocks_event_reason_gpu_idle>Not Active</clocks_event_reason_gpu_idle>"
+        "<clocks_event_reason_sw_power_cap>Not Active</clocks_event_reason_sw_power_cap>"
+        "</clocks_event_reasons></gpu>")
+    ok = compare.judge_reasons(REASONS, 0x1, 0, [{"el": el}], None)
+    assert ok["status"] == "ok" and "gpu_idle" in ok["note"]
+    diff = compare.judge_reasons(REASONS, 0x4, 0, [{"el": el}], None)
+    assert diff["status"] == "DIFF"
+
+
+def test_numa_null_against_a_real_node_is_a_diff(tmp_path):
+    """Only "no node" against 0 is the VM case; null against node 1 is not."""
+    topo = json.load(open(os.path.join(H200, "topo.json")))
+    text = open(os.path.join(H200, "smi-topo-m.txt")).read().replace("0-15\t0\t", "0-15\t1\t")
+    rows = {r["field"]: r for r in compare.compare_topo(topo, text, None)}
+    assert rows["GPU0 numa_affinity"]["status"] == "DIFF"
+    topo["gpus"][0]["numa_node"] = 1
+    rows = {r["field"]: r for r in compare.compare_topo(topo, text, None)}
+    assert rows["GPU0 numa_affinity"]["status"] == "ok"
