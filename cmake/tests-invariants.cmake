@@ -1,0 +1,7 @@
+# Properties every fixture must keep (tests/invariants/run.py, one module per
+# invariant: tests/invariants/inv_*.py) over every fake scenario, recorded
+# root, snapshot and real record the tests have.
+add_test(NAME invariants
+  COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/tests/invariants/run.py
+    $<TARGET_FILE:gpudoctor> ${GD_FAKES_DIR})
+set_tests_properties(invariants PROPERTIES TIMEOUT 300)
