@@ -13,6 +13,20 @@ nlohmann::ordered_json finding_to_json(const Finding& f) {
                                {"remedy", f.remedy},
                                {"check", f.check}};
   if (!f.follows_from.empty()) jf["follows_from"] = f.follows_from;
+  // Only where a check stated one, like follows_from: reports of checks that
+  // compare nothing keep their v1 shape.
+  if (!f.comparisons.empty()) {
+    nlohmann::ordered_json cs = nlohmann::ordered_json::array();
+    for (const Comparison& c : f.comparisons) {
+      cs.push_back({{"what", c.what},
+                    {"kind", c.kind},
+                    {"actual", c.actual},
+                    {"op", c.op},
+                    {"required", c.required},
+                    {"met", c.met}});
+    }
+    jf["comparisons"] = std::move(cs);
+  }
   return jf;
 }
 
