@@ -28,10 +28,65 @@ TEST(CudaLibChecks, TooOldForCudaOnInsufficientDriver) {
                            "version"))
       << describe(f);
   EXPECT_TRUE(evidence_has(f, "driver supports up to CUDA 12.4"));
-  EXPECT_TRUE(evidence_has(f, "CUDA 13.0 GA needs driver >= 580.65.06"));
+  EXPECT_TRUE(evidence_has(f, "CUDA 13.0 GA's minimum driver"));
   EXPECT_TRUE(remedy_has(f, "nvidia-driver-580"));
   // GeForce: no forward-compat advice.
   EXPECT_FALSE(remedy_has(f, "cuda-compat"));
+}
+
+// Issue 14: error 35 alone once gave "driver 550.54.14 is too old for CUDA
+// 12.4" beside "CUDA 12.4 GA needs driver >= 550.54.14", evidence that
+// refutes it. The numbers decide: the driver is new enough, so this is not
+// the cause (the 35 comes from elsewhere: another libcuda, a compat package).
+TEST(CudaLibChecks, Rc35WithADriverNewEnoughIsNotTooOld) {
+  Snapshot s = ws_4x4090();  // driver 550.54.14, cuDriverGetVersion 12040
+  fail_cuda(s, 0, 35);
+  user_run(s).init_rc = 0;
+  user_run(s).cudart_runtime_version = 12040;
+  const Finding& f = only(check_too_old_for_cuda(s, kConfig), "driver.too-old-for-cuda");
+  EXPECT_NE(f.severity, Severity::kFail) << describe(f);
+  EXPECT_NE(f.severity, Severity::kWarn) << describe(f);
+  EXPECT_EQ(f.summary.find("too old for"), std::string::npos) << f.summary;
+  ASSERT_FALSE(f.comparisons.empty());
+  for (const Comparison& c : f.comparisons) EXPECT_TRUE(c.met) << c.what;
+  EXPECT_TRUE(evidence_has(f, "12.4 >= 12.4 (requirement met)")) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "Error 35")) << describe(f);
+}
+
+TEST(CudaLibChecks, TooOldStatesTheUnmetComparisons) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 0, 35);
+  user_run(s).init_rc = 0;
+  user_run(s).cudart_runtime_version = 13000;
+  const Finding& f = only(check_too_old_for_cuda(s, kConfig), "driver.too-old-for-cuda");
+  ASSERT_EQ(f.severity, Severity::kFail);
+  bool unmet = false;
+  for (const Comparison& c : f.comparisons) unmet = unmet || !c.met;
+  EXPECT_TRUE(unmet) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "12.4 >= 13.0 (requirement NOT met)")) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "550.54.14 >= 580.65.06 (requirement NOT met)")) << describe(f);
+}
+
+TEST(CudaLibChecks, MinorCompatStatesTheFamilyMinimum) {
+  Snapshot s = ws_4x4090();
+  user_run(s).cudart_runtime_version = 12080;
+  const Finding& f = only(check_too_old_for_cuda(s, kConfig), "driver.too-old-for-cuda");
+  ASSERT_EQ(f.severity, Severity::kOk);
+  EXPECT_TRUE(evidence_has(f, "550.54.14 >= 525.60.13 (requirement met)")) << describe(f);
+  for (const Comparison& c : f.comparisons) EXPECT_TRUE(c.met) << c.what;
+}
+
+// Pasted text with error 35 and no runtime version: nothing to compare, and
+// the finding says which number is missing.
+TEST(CudaLibChecks, Rc35WithoutARuntimeVersionNamesWhatIsUnknown) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 0, 35);
+  user_run(s).init_rc = 0;
+  user_run(s).cudart_runtime_version = 0;
+  const Finding& f = only(check_too_old_for_cuda(s, kConfig), "driver.too-old-for-cuda");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(f.comparisons.empty());
+  EXPECT_TRUE(evidence_has(f, "not compared:")) << describe(f);
 }
 
 TEST(CudaLibChecks, TooOldForCudaWithoutRc35FromVersionsAlone) {
@@ -165,6 +220,7 @@ TEST(CudaLibChecks, UvmMissingExplainsCuda999) {
 TEST(CudaLibChecks, UvmNodeMissingAlone) {
   Snapshot s = hgx_8xh100();
   devnode_at(s, "/dev/nvidia-uvm")->exists = false;
+  fail_cuda(s, 999);  // with CUDA started, a missing node is the probe's error (uvm.cc)
   const Finding& f = only(check_uvm(s, kConfig), "uvm.missing");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_FALSE(remedy_has(f, "sudo modprobe nvidia_uvm"));
