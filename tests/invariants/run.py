@@ -155,6 +155,13 @@ def fixtures(gd, fakes, tmp):
 
 def materialize(gd, fx):
     """(snapshot dict, report dict, error string or None) for one fixture."""
+    try:
+        return run_fixture(gd, fx)
+    except (OSError, subprocess.TimeoutExpired, ValueError) as e:
+        return None, None, f"{type(e).__name__}: {e}"
+
+
+def run_fixture(gd, fx):
     with tempfile.TemporaryDirectory(prefix="gd-inv-") as tmp:
         snap_path = fx.snapshot
         if snap_path is None:
