@@ -1,12 +1,21 @@
-// memory.address-space-limit: CUDA reserves one virtual address range for
-// unified addressing at init, roughly every GPU's memory plus host memory.
-// Under `ulimit -v` (RLIMIT_AS) that reservation fails and cuInit /
-// cudaGetDeviceCount report "out of memory" (2) while nvidia-smi looks fine
-// (nvidia-facts §3, code 2, and §10 "CUDA 2 at init").
+// memory.address-space-limit: CUDA reserves one large virtual range for
+// unified addressing at cuInit. Under `ulimit -v` (RLIMIT_AS) or `ulimit -d`
+// (RLIMIT_DATA) that reservation fails and cuInit / cudaGetDeviceCount report
+// "out of memory" (2) while nvidia-smi looks fine (nvidia-facts §3, code 2,
+// and §10 "CUDA 2 at init"). The reservation is measured by the CUDA probe
+// child (address_space_model.cc); a framework needs more on top, by its
+// measured allowance (catalog/address_space.cc).
+//   fail: cuInit or its first context cannot fit (CUDA failed with 2 under
+//         the limit; proven when a run with the limit raised succeeded)
+//   warn: cuInit fits, a framework (PyTorch) would not
+//   ok:   both fit, or no limit
+#include "catalog/address_space.h"
+
 #include <fmt/format.h>
 
+#include "checks/address_space_model.h"
 #include "checks/checks.h"
-#include "checks/cuda_visible.h"
+#include "checks/compare.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
 
@@ -16,45 +25,20 @@ namespace {
 constexpr const char* kId = "memory.address-space-limit";
 constexpr int kOutOfMemory = 2;
 
-struct Estimate {
-  uint64_t total_bytes = 0;
-  std::string line;
-};
-
-Estimate estimate(const Snapshot& s, const Config& c) {
-  GpuInventory inv = gpu_inventory(s);
-  uint64_t gpu_bytes = 0;
-  size_t unknown = 0;
-  for (const auto& g : inv.gpus) {
-    gpu_bytes += g.memory_total_bytes;
-    if (g.memory_total_bytes == 0) ++unknown;
-  }
-  uint64_t host = s.limits.mem_total_bytes.value_or(0);
-  Estimate e;
-  e.total_bytes = gpu_bytes + host + c.address_space_headroom_bytes;
-  std::string gpus = inv.gpus.empty()
-                         ? std::string("GPU memory unknown")
-                         : fmt::format("{} GPU{} with {}", inv.gpus.size(),
-                                       inv.gpus.size() == 1 ? "" : "s", format_bytes(gpu_bytes));
-  if (unknown > 0) gpus += fmt::format(" ({} of unknown size)", unknown);
-  e.line = fmt::format(
-      "CUDA reserves about {} of address space at init: {} + {} host memory + {} headroom = {}",
-      format_bytes(e.total_bytes), gpus,
-      s.limits.mem_total_bytes ? format_bytes(host) : std::string("unknown"),
-      format_bytes(c.address_space_headroom_bytes), bytes_exact(e.total_bytes));
-  return e;
-}
-
-std::string limit_line(const char* name, const char* ulimit_flag, uint64_t bytes) {
-  return fmt::format("{} (ulimit {}) = {}; `ulimit {}` shows {}", name, ulimit_flag,
-                     bytes_exact(bytes), ulimit_flag, bytes / 1024);
-}
-
-bool probe_failed(const Snapshot& s) {
-  for (const auto& p : s.probes) {
-    if (p.name == "limits") return p.status != ProbeStatus::kOk;
+bool out_of_memory(const CudaRun* r) {
+  if (r == nullptr || !r->child_error.empty()) return false;
+  if (r->init_rc == kOutOfMemory || r->cudart_rc == kOutOfMemory) return true;
+  for (const auto& d : r->devices) {
+    if (d.ctx_rc == kOutOfMemory) return true;
   }
   return false;
+}
+
+std::string limit_line(const char* name, const char* ulimit_flag, uint64_t bytes,
+                       const std::optional<uint64_t>& hard) {
+  return fmt::format("{} (ulimit {}) = {}; `ulimit {}` shows {}; hard limit {}", name, ulimit_flag,
+                     bytes_exact(bytes), ulimit_flag, bytes / 1024,
+                     hard ? bytes_exact(*hard) : std::string("unlimited"));
 }
 
 bool in_slurm(const Snapshot& s) {
@@ -64,18 +48,38 @@ bool in_slurm(const Snapshot& s) {
   return false;
 }
 
-std::vector<std::string> as_remedy(const Snapshot& s) {
+// The first line: a `ulimit -v` that works. Measured here, it covers CUDA and
+// every measured framework; not measured (CUDA never started), the
+// reference machine's figure is only a floor.
+std::string working_limit_line(const AddressSpaceNeed& need) {
+  if (!need.estimated) {
+    uint64_t w = working_address_space_limit(need);
+    return fmt::format(
+        "ulimit -v {}   # {}: enough for CUDA and the measured frameworks (PyTorch, JAX, CuPy) "
+        "here; or `ulimit -v unlimited`",
+        w / 1024, format_bytes(w));
+  }
+  AddressSpaceNeed ref;
+  ref.cuda_bytes = reference_cuda_reservation().after_context_bytes;
+  uint64_t w = working_address_space_limit(ref);
+  return fmt::format(
+      "ulimit -v unlimited   # CUDA never started here, so its need was not measured; {} "
+      "({}) was enough on {}, more GPUs take more; `gpudoctor check` measures it once CUDA starts",
+      w / 1024, format_bytes(w), reference_cuda_reservation().machine);
+}
+
+std::vector<std::string> as_remedy(const Snapshot& s, const AddressSpaceNeed& need) {
   std::vector<std::string> r = {
-      "ulimit -v unlimited   # in the shell or job script, before starting the program",
+      working_limit_line(need),
       "ulimit -H -v   # the hard limit: without root the soft limit can only be raised up to it",
       "grep -rn 'ulimit -v' ~/.bashrc ~/.profile /etc/profile /etc/profile.d/ <your job script>   "
       "# find where it is set",
-      "/etc/security/limits.conf, /etc/security/limits.d/*.conf: remove an 'as' line such as "
-      "'*  hard  as  33554432' (applies at the next login)",
+      "/etc/security/limits.conf, /etc/security/limits.d/*.conf: remove or raise an 'as' line "
+      "such as '*  hard  as  33554432' (applies at the next login)",
   };
   std::string slurm =
-      "Slurm: jobs inherit the submitting shell's limits (PropagateResourceLimits), so run "
-      "`ulimit -v unlimited` before sbatch/srun or submit with `sbatch --propagate=NONE`; "
+      "Slurm: jobs inherit the submitting shell's limits (PropagateResourceLimits), so raise "
+      "`ulimit -v` before sbatch/srun or submit with `sbatch --propagate=NONE`; "
       "VSizeFactor in slurm.conf turns --mem into an address-space limit (VSizeFactor=0, the "
       "default, disables it)";
   if (in_slurm(s)) {
@@ -100,6 +104,12 @@ std::vector<std::string> cuda_evidence(const Snapshot& s) {
     return ev;
   }
   ev.push_back("CUDA with this environment: " + describe_run(*u));
+  if (const CudaRun* r = raised_limit_cuda_run(s)) {
+    ev.push_back(fmt::format(
+        "CUDA with the soft limit raised to the hard one ({}): {}",
+        r->rlimit_as_bytes ? bytes_exact(*r->rlimit_as_bytes) : std::string("unlimited"),
+        describe_run(*r)));
+  }
   const CudaRun* cl = clean_cuda_run(s);
   if (cl != nullptr && same_failure(*u, *cl)) {
     ev.push_back(
@@ -113,84 +123,132 @@ std::vector<std::string> cuda_evidence(const Snapshot& s) {
   return ev;
 }
 
-}  // namespace
-
-std::vector<Finding> check_address_space(const Snapshot& s, const Config& c) {
-  if (probe_failed(s)) return not_applicable(kId, "the process limits could not be read");
-  const LimitsInfo& l = s.limits;
+// The verdict on RLIMIT_AS, with the comparisons it rests on.
+Finding judge_as_limit(const Snapshot& s, uint64_t lim, const AddressSpaceNeed& need) {
   const CudaRun* u = user_cuda_run(s);
-  bool oom = u != nullptr && run_failed_with(*u, kOutOfMemory);
-  bool works = u != nullptr && u->child_error.empty() && u->init_rc == 0;
-  Estimate est = estimate(s, c);
-  // Strict overcommit only matters while CUDA has not started under it.
-  bool strict = l.overcommit_memory == 2 && l.commit_limit_bytes &&
-                *l.commit_limit_bytes < est.total_bytes && !works;
-
-  std::vector<std::string> ev;
-  if (l.rlimit_as_bytes) {
-    ev.push_back(limit_line("RLIMIT_AS", "-v", *l.rlimit_as_bytes));
-  } else {
-    ev.push_back("RLIMIT_AS (ulimit -v) = unlimited");
+  const CudaRun* raised = raised_limit_cuda_run(s);
+  std::string cuda_what = need.measured
+                              ? "RLIMIT_AS (ulimit -v) vs the address space CUDA took (measured)"
+                              : "RLIMIT_AS (ulimit -v) vs CUDA's reservation (ESTIMATE)";
+  Finding f;
+  if (out_of_memory(u)) {
+    bool proven = raised != nullptr && run_succeeded(*raised);
+    std::string why =
+        proven ? fmt::format("with the limit raised, CUDA started and took {}",
+                             format_bytes(need.cuda_bytes))
+        : need.measured
+            ? fmt::format("cuInit took {} before its first context failed",
+                          format_bytes(need.cuda_bytes))
+            : fmt::format("CUDA reserves more than that at start (estimated at most {})",
+                          format_bytes(need.cuda_bytes));
+    f = make_finding(kId, Severity::kFail,
+                     fmt::format("CUDA fails with \"out of memory\" because this process may use "
+                                 "only {} of address space (ulimit -v): {}",
+                                 format_bytes(lim), why));
+    add_comparison(&f, compare_numbers("CUDA's result under this limit (2 = out of memory)",
+                                       kOutOfMemory, "==", 0));
+    add_comparison(&f, compare_bytes(cuda_what, lim, ">=", need.cuda_bytes));
+    return f;
   }
-  if (l.rlimit_data_bytes) ev.push_back(limit_line("RLIMIT_DATA", "-d", *l.rlimit_data_bytes));
-  ev.push_back(est.line);
+  bool started = u != nullptr && run_succeeded(*u);
+  if (started) {
+    bool fits = lim >= need.framework_bytes;
+    f = make_finding(
+        kId, fits ? Severity::kOk : Severity::kWarn,
+        fits ? fmt::format("the address-space limit ({}, ulimit -v) holds CUDA ({}) and {} "
+                           "(about {})",
+                           format_bytes(lim), format_bytes(need.cuda_bytes), need.framework,
+                           format_bytes(need.framework_bytes))
+             : fmt::format("CUDA starts under the address-space limit ({}, ulimit -v; CUDA took "
+                           "{}), but {} needs about {} and would fail with \"out of memory\"",
+                           format_bytes(lim), format_bytes(need.cuda_bytes), need.framework,
+                           format_bytes(need.framework_bytes)));
+    add_comparison(&f, compare_bytes(cuda_what, lim, ">=", need.cuda_bytes));
+    add_comparison(&f, compare_bytes("RLIMIT_AS (ulimit -v) vs what " + need.framework +
+                                         " needs here (CUDA + its measured allowance)",
+                                     lim, ">=", need.framework_bytes));
+    return f;
+  }
+  // CUDA not tried, or failed for another reason: only the numbers speak.
+  bool fits = lim >= need.cuda_bytes;
+  f = make_finding(kId, fits ? Severity::kOk : Severity::kWarn,
+                   fits ? fmt::format("the address-space limit ({}, ulimit -v) is above what CUDA "
+                                      "reserves ({} {})",
+                                      format_bytes(lim), need.measured ? "measured" : "at most",
+                                      format_bytes(need.cuda_bytes))
+                        : fmt::format("this process may use only {} of address space (ulimit -v), "
+                                      "less than the {} CUDA reserves{}: CUDA will likely fail "
+                                      "with \"out of memory\"",
+                                      format_bytes(lim), format_bytes(need.cuda_bytes),
+                                      need.measured ? "" : " (estimated)"));
+  add_comparison(&f, compare_bytes(cuda_what, lim, ">=", need.cuda_bytes));
+  return f;
+}
+
+void add_limit_lines(const Snapshot& s, std::vector<std::string>* ev) {
+  const LimitsInfo& l = s.limits;
+  if (l.rlimit_as_bytes) {
+    ev->push_back(limit_line("RLIMIT_AS", "-v", *l.rlimit_as_bytes, l.rlimit_as_hard_bytes));
+  } else {
+    ev->push_back("RLIMIT_AS (ulimit -v) = unlimited");
+  }
+  if (l.rlimit_data_bytes) {
+    ev->push_back(limit_line("RLIMIT_DATA", "-d", *l.rlimit_data_bytes, l.rlimit_data_hard_bytes));
+  }
   if (l.overcommit_memory >= 0) {
-    ev.push_back(fmt::format("vm.overcommit_memory = {}{}", l.overcommit_memory,
-                             l.commit_limit_bytes
-                                 ? "; CommitLimit = " + bytes_exact(*l.commit_limit_bytes)
-                                 : std::string()));
+    ev->push_back(fmt::format("vm.overcommit_memory = {}{}", l.overcommit_memory,
+                              l.commit_limit_bytes
+                                  ? "; CommitLimit = " + bytes_exact(*l.commit_limit_bytes)
+                                  : std::string()));
   }
   if (l.cgroup_memory_limit_bytes) {
-    ev.push_back(
+    ev->push_back(
         fmt::format("cgroup memory limit {} ({}): it limits memory actually used, not "
                     "address space",
                     bytes_exact(*l.cgroup_memory_limit_bytes),
                     l.cgroup_path.empty() ? "cgroup" : l.cgroup_path));
   }
-  std::vector<std::string> cuda = cuda_evidence(s);
-  ev.insert(ev.end(), cuda.begin(), cuda.end());
+}
 
+}  // namespace
+
+std::vector<Finding> check_address_space(const Snapshot& s, const Config& c) {
+  if (const FieldGap* g = field_gap(s, "limits.rlimit_as_bytes")) {
+    return not_applicable(
+        kId, "the process limits could not be read (limits.rlimit_as_bytes: " + g->reason + ")");
+  }
+  const LimitsInfo& l = s.limits;
+  const CudaRun* u = user_cuda_run(s);
+  bool oom = out_of_memory(u);
+  bool works = u != nullptr && run_succeeded(*u);
+  AddressSpaceNeed need = address_space_need(s, c);
+  // Strict overcommit only matters while CUDA has not started under it.
+  bool strict = l.overcommit_memory == 2 && l.commit_limit_bytes &&
+                *l.commit_limit_bytes < need.cuda_bytes && !works;
+
+  std::vector<std::string> ev;
+  add_limit_lines(s, &ev);
   Finding f;
   if (l.rlimit_as_bytes) {
-    uint64_t lim = *l.rlimit_as_bytes;
-    if (oom) {
-      f = make_finding(kId, Severity::kFail,
-                       fmt::format("CUDA fails with \"out of memory\" because this process may use "
-                                   "only {} of address space (ulimit -v), and CUDA reserves about "
-                                   "{} just to start",
-                                   format_bytes(lim), format_bytes(est.total_bytes)));
-    } else if (works) {
-      f = make_finding(kId, Severity::kOk,
-                       fmt::format("an address-space limit of {} is set (ulimit -v), but CUDA "
-                                   "started under it",
-                                   format_bytes(lim)));
-    } else if (lim < est.total_bytes) {
-      f = make_finding(kId, Severity::kWarn,
-                       fmt::format("this process may use only {} of address space (ulimit -v), "
-                                   "less than the ~{} CUDA reserves at start: CUDA will likely "
-                                   "fail with \"out of memory\"",
-                                   format_bytes(lim), format_bytes(est.total_bytes)));
-    } else {
-      f = make_finding(kId, Severity::kOk,
-                       fmt::format("the address-space limit ({}) is above what CUDA reserves "
-                                   "(about {})",
-                                   format_bytes(lim), format_bytes(est.total_bytes)));
-    }
-    if (f.severity != Severity::kOk) f.remedy = as_remedy(s);
+    f = judge_as_limit(s, *l.rlimit_as_bytes, need);
+    if (f.severity != Severity::kOk) f.remedy = as_remedy(s, need);
   } else if (l.rlimit_data_bytes && oom) {
     f = make_finding(kId, Severity::kFail,
                      fmt::format("CUDA fails with \"out of memory\" and this process has a data "
                                  "size limit of {} (ulimit -d), which can refuse CUDA's memory "
                                  "reservations",
                                  format_bytes(*l.rlimit_data_bytes)));
+    add_comparison(&f, compare_numbers("CUDA's result under this limit (2 = out of memory)",
+                                       kOutOfMemory, "==", 0));
     f.remedy = {"ulimit -d unlimited   # in the shell or job script, before starting the program"};
   } else if (strict) {
-    f = make_finding(
-        kId, oom ? Severity::kFail : Severity::kWarn,
-        fmt::format("vm.overcommit_memory=2 (strict) with CommitLimit {} below the ~{} "
-                    "CUDA reserves: CUDA's reservations can be refused{}",
-                    format_bytes(*l.commit_limit_bytes), format_bytes(est.total_bytes),
-                    oom ? ", and CUDA did fail with out of memory" : ""));
+    f = make_finding(kId, oom ? Severity::kFail : Severity::kWarn,
+                     fmt::format("vm.overcommit_memory=2 (strict) with CommitLimit {} below the {} "
+                                 "CUDA reserves: CUDA's reservations can be refused{}",
+                                 format_bytes(*l.commit_limit_bytes), format_bytes(need.cuda_bytes),
+                                 oom ? ", and CUDA did fail with out of memory" : ""));
+    add_comparison(&f, compare_bytes("CommitLimit vs CUDA's reservation", *l.commit_limit_bytes,
+                                     ">=", need.cuda_bytes));
     f.remedy = kOvercommitRemedy;
   } else {
     f = make_finding(kId, Severity::kOk, "no address-space limit (ulimit -v is unlimited)");
@@ -198,17 +256,33 @@ std::vector<Finding> check_address_space(const Snapshot& s, const Config& c) {
       ev.push_back("CUDA did fail with out of memory, but not because of an address-space limit");
     }
   }
+  // A data-size limit below what CUDA measurably took is stated either way.
+  if (l.rlimit_data_bytes && need.measured && need.cuda_data_bytes > 0 && !oom) {
+    add_comparison(&f, compare_bytes("RLIMIT_DATA (ulimit -d) vs the data segment CUDA took "
+                                     "(VmData, measured)",
+                                     *l.rlimit_data_bytes, ">=", need.cuda_data_bytes));
+  }
   if (strict && f.remedy != kOvercommitRemedy) {
     if (f.severity == Severity::kOk) {
       f.severity = Severity::kWarn;
       f.summary = fmt::format(
-          "vm.overcommit_memory=2 (strict) with CommitLimit {} below the ~{} "
+          "vm.overcommit_memory=2 (strict) with CommitLimit {} below the {} "
           "CUDA reserves: CUDA's reservations can be refused",
-          format_bytes(*l.commit_limit_bytes), format_bytes(est.total_bytes));
+          format_bytes(*l.commit_limit_bytes), format_bytes(need.cuda_bytes));
+      add_comparison(&f, compare_bytes("CommitLimit vs CUDA's reservation", *l.commit_limit_bytes,
+                                       ">=", need.cuda_bytes));
     }
     f.remedy.insert(f.remedy.end(), kOvercommitRemedy.begin(), kOvercommitRemedy.end());
   }
-  f.evidence = ev;
+  // The comparison lines came first (add_comparison); the limits, how the
+  // need was measured and what CUDA did follow.
+  std::vector<std::string> cuda = cuda_evidence(s);
+  // How much CUDA needs matters only where something bounds it.
+  if (l.rlimit_as_bytes || l.rlimit_data_bytes || strict) {
+    ev.insert(ev.end(), need.evidence.begin(), need.evidence.end());
+  }
+  ev.insert(ev.end(), cuda.begin(), cuda.end());
+  f.evidence.insert(f.evidence.end(), ev.begin(), ev.end());
   return {f};
 }
 

@@ -59,6 +59,18 @@ static const CudaRun* run_labeled(const Snapshot& s, const char* label) {
 
 const CudaRun* user_cuda_run(const Snapshot& s) { return run_labeled(s, "user"); }
 const CudaRun* clean_cuda_run(const Snapshot& s) { return run_labeled(s, "clean"); }
+const CudaRun* raised_limit_cuda_run(const Snapshot& s) {
+  return run_labeled(s, kRaisedLimitLabel);
+}
+
+const FieldGap* field_gap(const Snapshot& s, std::string_view field) {
+  for (const auto& p : s.probes) {
+    for (const auto& g : p.gaps) {
+      if (g.field == field) return &g;
+    }
+  }
+  return nullptr;
+}
 
 bool cuda_failed(const Snapshot& s) {
   const CudaRun* r = user_cuda_run(s);

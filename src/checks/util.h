@@ -27,6 +27,12 @@ const PciBridge* find_pci_bridge(const Snapshot& s, const std::string& bdf);
 // when that run did not happen.
 const CudaRun* user_cuda_run(const Snapshot& s);
 const CudaRun* clean_cuda_run(const Snapshot& s);
+// The run with the soft RLIMIT_AS/RLIMIT_DATA raised to the hard limits
+// (probe/hardware.cc runs it after an out-of-memory under a raisable limit).
+const CudaRun* raised_limit_cuda_run(const Snapshot& s);
+// The gap a probe recorded for a snapshot field ("limits.mem_total_bytes"),
+// or nullptr when the field was observed.
+const FieldGap* field_gap(const Snapshot& s, std::string_view field);
 // True when CUDA was tried and cuInit or cuDeviceGetCount failed (or hung)
 // in the user's environment.
 bool cuda_failed(const Snapshot& s);

@@ -4,13 +4,16 @@
 // context, then asks a CUDA runtime (libcudart) for cudaGetDeviceCount — the
 // very call (and error) a framework makes. Prints one CudaRun as JSON.
 //
-// No SDK header: the driver API's CUresult and CUdevice are int, CUcontext a
-// pointer, CUuuid 16 bytes; attribute numbers from cuda.h
-// (shared/reference/nvidia-facts.md §3). Versioned symbols newest first.
+// No SDK header: the driver API's types and symbols are in cuda_api.h.
+// Versioned symbols newest first.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstddef>
 #include <vector>
 
+#include "probe/cuda_api.h"
+#include "probe/file_probes.h"
 #include "probe/hw_common.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot_json.h"
@@ -18,36 +21,18 @@
 namespace gd {
 namespace {
 
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = struct CUctx_opaque*;
-struct CUuuid {
-  unsigned char bytes[16];
-};
+using cuda::Api;
+using cuda::CUcontext;
+using cuda::CUdevice;
+using cuda::CUresult;
+using cuda::CUuuid;
+using cuda::kAttrCcMajor;
+using cuda::kAttrCcMinor;
+using cuda::kAttrClockRate;
+using cuda::kAttrMultiprocessorCount;
+using cuda::kSuccess;
 
-constexpr CUresult kSuccess = 0;
 constexpr int kMaxDevices = 64;  // bounds a garbled count
-// CUdevice_attribute values (cuda.h).
-constexpr int kAttrClockRate = 13;  // kHz
-constexpr int kAttrMultiprocessorCount = 16;
-constexpr int kAttrCcMajor = 75;
-constexpr int kAttrCcMinor = 76;
-
-struct Api {
-  Sym<CUresult(int*)> driver_version;
-  Sym<CUresult(unsigned)> init;
-  Sym<CUresult(int*)> count;
-  Sym<CUresult(CUdevice*, int)> get;
-  Sym<CUresult(char*, int, CUdevice)> name;
-  Sym<CUresult(char*, int, CUdevice)> pci_bus_id;
-  Sym<CUresult(CUuuid*, CUdevice)> uuid;
-  Sym<CUresult(size_t*, CUdevice)> total_mem;
-  Sym<CUresult(int*, int, CUdevice)> attribute;
-  Sym<CUresult(CUcontext*, CUdevice)> ctx_retain;
-  Sym<CUresult(CUdevice)> ctx_release;
-  Sym<CUresult(CUcontext)> ctx_set_current;
-  Sym<CUresult(size_t*, size_t*)> mem_info;
-};
 
 Api resolve_api(void* lib) {
   Api a;
@@ -58,15 +43,58 @@ Api resolve_api(void* lib) {
   a.name = resolve<CUresult(char*, int, CUdevice)>(lib, {"cuDeviceGetName"});
   a.pci_bus_id = resolve<CUresult(char*, int, CUdevice)>(lib, {"cuDeviceGetPCIBusId"});
   a.uuid = resolve<CUresult(CUuuid*, CUdevice)>(lib, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"});
-  a.total_mem =
-      resolve<CUresult(size_t*, CUdevice)>(lib, {"cuDeviceTotalMem_v2", "cuDeviceTotalMem"});
+  // The unversioned cuDeviceTotalMem and cuMemGetInfo count in unsigned int
+  // (cuda.h keeps them for old binaries); only a libcuda without the _v2
+  // symbols is asked through them.
+  a.total_mem = resolve<CUresult(size_t*, CUdevice)>(lib, {"cuDeviceTotalMem_v2"});
+  if (a.total_mem.fn == nullptr) {
+    a.total_mem_v1 = resolve<CUresult(unsigned int*, CUdevice)>(lib, {"cuDeviceTotalMem"});
+  }
   a.attribute = resolve<CUresult(int*, int, CUdevice)>(lib, {"cuDeviceGetAttribute"});
   a.ctx_retain = resolve<CUresult(CUcontext*, CUdevice)>(lib, {"cuDevicePrimaryCtxRetain"});
   a.ctx_release = resolve<CUresult(CUdevice)>(
       lib, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"});
   a.ctx_set_current = resolve<CUresult(CUcontext)>(lib, {"cuCtxSetCurrent"});
-  a.mem_info = resolve<CUresult(size_t*, size_t*)>(lib, {"cuMemGetInfo_v2", "cuMemGetInfo"});
+  a.mem_info = resolve<CUresult(size_t*, size_t*)>(lib, {"cuMemGetInfo_v2"});
+  if (a.mem_info.fn == nullptr) {
+    a.mem_info_v1 = resolve<CUresult(unsigned int*, unsigned int*)>(lib, {"cuMemGetInfo"});
+  }
   return a;
+}
+
+// cuDeviceTotalMem_v2, else the unversioned call's 32-bit count.
+int total_mem(const Api& a, ChildOutput& out, CUdevice dev, const std::string& at, size_t* bytes) {
+  if (a.total_mem.fn != nullptr) {
+    return ask(out, a.total_mem, at, [&](auto f) { return f(bytes, dev); });
+  }
+  unsigned int narrow = 0;
+  int rc = ask(out, a.total_mem_v1, at, [&](auto f) { return f(&narrow, dev); });
+  if (rc == kSuccess) *bytes = narrow;
+  return rc;
+}
+
+// cuMemGetInfo_v2, else the unversioned call's 32-bit counts.
+int mem_info(const Api& a, ChildOutput& out, const std::string& at, size_t* free_bytes,
+             size_t* total_bytes) {
+  if (a.mem_info.fn != nullptr) {
+    return ask(out, a.mem_info, at, [&](auto f) { return f(free_bytes, total_bytes); });
+  }
+  unsigned int free_narrow = 0, total_narrow = 0;
+  int rc = ask(out, a.mem_info_v1, at, [&](auto f) { return f(&free_narrow, &total_narrow); });
+  if (rc == kSuccess) {
+    *free_bytes = free_narrow;
+    *total_bytes = total_narrow;
+  }
+  return rc;
+}
+
+void raise_soft_limits() {
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit rl;
+    if (::getrlimit(resource, &rl) != 0 || rl.rlim_cur == rl.rlim_max) continue;
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(resource, &rl);  // an unprivileged raise up to the hard limit cannot fail
+  }
 }
 
 int attribute(const Api& a, ChildOutput& out, CUdevice dev, int attr, const std::string& at) {
@@ -76,22 +104,24 @@ int attribute(const Api& a, ChildOutput& out, CUdevice dev, int attr, const std:
 }
 
 // Primary context, made current, and a memory query through it: the first
-// thing a framework does on a device. The first failing step's code.
-int try_context(const Api& a, ChildOutput& out, CUdevice dev, const std::string& at) {
+// thing a framework does on a device. The first failing step's code. `vm`,
+// when given, gets this process's address space while the context is current.
+int try_context(const Api& a, ChildOutput& out, CUdevice dev, const std::string& at, VmUsage* vm) {
   CUcontext ctx = nullptr;
   int rc = ask(out, a.ctx_retain, at, [&](auto f) { return f(&ctx, dev); });
   if (rc != kSuccess) return rc;
   rc = ask(out, a.ctx_set_current, at, [&](auto f) { return f(ctx); });
   if (rc == kSuccess) {
+    if (vm != nullptr) *vm = process_vm_usage();
     size_t free_bytes = 0, total_bytes = 0;
-    rc = ask(out, a.mem_info, at, [&](auto f) { return f(&free_bytes, &total_bytes); });
+    rc = mem_info(a, out, at, &free_bytes, &total_bytes);
     ask(out, a.ctx_set_current, at, [](auto f) { return f(nullptr); });
   }
   ask(out, a.ctx_release, at, [&](auto f) { return f(dev); });
   return rc;
 }
 
-CudaDevice read_device(const Api& a, ChildOutput& out, int ordinal) {
+CudaDevice read_device(const Api& a, ChildOutput& out, int ordinal, VmUsage* vm) {
   CudaDevice d;
   d.ordinal = ordinal;
   std::string at = " (device " + std::to_string(ordinal) + ")";
@@ -113,14 +143,14 @@ CudaDevice read_device(const Api& a, ChildOutput& out, int ordinal) {
     d.uuid = format_uuid(uuid.bytes);
   }
   size_t total = 0;
-  if (ask(out, a.total_mem, at, [&](auto f) { return f(&total, dev); }) == kSuccess) {
+  if (total_mem(a, out, dev, at, &total) == kSuccess) {
     d.total_memory_bytes = total;
   }
   d.cc_major = attribute(a, out, dev, kAttrCcMajor, at);
   d.cc_minor = attribute(a, out, dev, kAttrCcMinor, at);
   d.multiprocessors = attribute(a, out, dev, kAttrMultiprocessorCount, at);
   d.clock_khz = attribute(a, out, dev, kAttrClockRate, at);
-  d.ctx_rc = try_context(a, out, dev, at);
+  d.ctx_rc = try_context(a, out, dev, at, vm);
   return d;
 }
 
@@ -141,11 +171,14 @@ void run_driver(ChildOutput& out, CudaRun* run) {
   out.checkpoint(cuda_run_to_json(*run));
   run->init_rc = ask(out, a.init, "", [](auto f) { return f(0); });
   if (run->init_rc != kSuccess) return;
+  run->vm_init = process_vm_usage();
   run->device_count_rc = ask(out, a.count, "", [&](auto f) { return f(&run->device_count); });
   if (run->device_count_rc != kSuccess) return;
   out.checkpoint(cuda_run_to_json(*run));
   for (int i = 0; i < run->device_count && i < kMaxDevices; ++i) {
-    run->devices.push_back(read_device(a, out, i));
+    // The first context is what every framework makes; later ones add
+    // little, and measuring once keeps the figure comparable across machines.
+    run->devices.push_back(read_device(a, out, i, i == 0 ? &run->vm_context : nullptr));
     out.checkpoint(cuda_run_to_json(*run));
   }
 }
@@ -197,6 +230,11 @@ int cuda_child_main(const std::string& cuda_lib, const std::string& cudart_lib,
   CudaRun run;
   run.label = label.empty() ? "user" : label;
   run.library_requested = cuda_lib.empty() ? "libcuda.so.1" : cuda_lib;
+  // The proof run for an address-space limit: the same environment with the
+  // soft limits lifted to the hard ones, as `ulimit -S -v $(ulimit -H -v)` would.
+  if (run.label == kRaisedLimitLabel) raise_soft_limits();
+  run.rlimit_as_bytes = process_rlimits().as_bytes;
+  run.vm_start = process_vm_usage();
   run_driver(out, &run);
   out.checkpoint(cuda_run_to_json(run));
   run_runtime(out, cudart_lib, &run);

@@ -68,8 +68,13 @@ Credentials credentials_at(const RootFs& fs, std::string* problem);
 struct ProcessRlimits {
   std::optional<uint64_t> as_bytes;  // soft RLIMIT_AS; nullopt = unlimited
   std::optional<uint64_t> data_bytes;
+  std::optional<uint64_t> as_hard_bytes;  // hard limits: how far the soft ones may be raised
+  std::optional<uint64_t> data_hard_bytes;
 };
 ProcessRlimits process_rlimits();
+// This process's VmSize and VmData (/proc/self/status), and their parser.
+VmUsage process_vm_usage();
+VmUsage parse_proc_status_vm(std::string_view text);
 // /proc/self/limits "Max address space" and "Max data size" soft limits.
 std::optional<ProcessRlimits> parse_proc_limits(std::string_view text);
 ProcessRlimits rlimits_at(const RootFs& fs, std::string* problem);
@@ -91,7 +96,9 @@ struct NvidiaVersion {
 };
 std::optional<NvidiaVersion> parse_nvidia_version(std::string_view text);
 // Keeps nvidia*, nouveau and nv_peer_mem; *malformed counts the lines that are
-// not "name size refcount users state address [taint]".
+// not "name size refcount users state [address] [taint]" (refcount and users
+// may be "-"). A malformed line naming a kept module still lists it, with
+// state "" and refcount unknown: unrecognised is never "absent".
 std::vector<ModuleInfo> parse_proc_modules(std::string_view text, int* malformed);
 std::map<std::string, std::string> parse_nvidia_params(std::string_view text, int* malformed);
 std::map<std::string, int> parse_proc_devices_char(std::string_view text);

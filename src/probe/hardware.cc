@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "catalog/cuda_errors.h"
 #include "probe/child.h"
+#include "probe/file_probes.h"
 #include "probe/hw_common.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot_json.h"
@@ -77,7 +79,7 @@ ProbeStatus status_of_child(const std::string& child_error) {
 }
 
 ProbeRecord nvml_record(const NvmlInfo& n) {
-  ProbeRecord rec{"nvml", ProbeStatus::kOk, "", n.duration_ms};
+  ProbeRecord rec{"nvml", ProbeStatus::kOk, "", n.duration_ms, {}, 0};
   if (!n.child_error.empty()) {
     rec.status = status_of_child(n.child_error);
     rec.detail = n.child_error;
@@ -109,7 +111,7 @@ std::string describe_run(const CudaRun& r) {
 }
 
 ProbeRecord cuda_record(const CudaInfo& c, double duration_ms) {
-  ProbeRecord rec{"cuda", ProbeStatus::kOk, "", duration_ms};
+  ProbeRecord rec{"cuda", ProbeStatus::kOk, "", duration_ms, {}, 0};
   if (c.runs.empty()) return rec;
   const CudaRun& user = c.runs.front();
   if (!user.child_error.empty()) {
@@ -124,6 +126,26 @@ ProbeRecord cuda_record(const CudaInfo& c, double duration_ms) {
   rec.detail = describe_run(user);
   if (c.runs.size() > 1) rec.detail += "; clean environment: " + describe_run(c.runs[1]);
   return rec;
+}
+
+// CUDA_ERROR_OUT_OF_MEMORY / cudaErrorMemoryAllocation: what an
+// address-space limit turns cuInit, cudaGetDeviceCount or a context into.
+constexpr int kOutOfMemory = 2;
+
+bool failed_out_of_memory(const CudaRun& r) {
+  if (r.init_rc == kOutOfMemory || r.cudart_rc == kOutOfMemory) return true;
+  return std::any_of(r.devices.begin(), r.devices.end(),
+                     [](const CudaDevice& d) { return d.ctx_rc == kOutOfMemory; });
+}
+
+// Whether this process may raise a soft address-space or data limit: only
+// then can a child prove that the limit is what CUDA ran into.
+bool soft_limit_below_hard() {
+  ProcessRlimits rl = process_rlimits();
+  auto below = [](const std::optional<uint64_t>& soft, const std::optional<uint64_t>& hard) {
+    return soft && (!hard || *hard > *soft);
+  };
+  return below(rl.as_bytes, rl.as_hard_bytes) || below(rl.data_bytes, rl.data_hard_bytes);
 }
 
 double ms_since(Clock::time_point t) {
@@ -203,9 +225,18 @@ void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
     std::map<std::string, std::string> changes;
     std::vector<std::string> clean_env = clean_environment(env, &changes);
     size_t clean_id = runner.start(cuda_spec(exe, opt, clean_env, "clean"));
+    // Out of memory under a soft limit that may be raised: the same run with
+    // the limit lifted, at the same time, proves or clears the limit.
+    std::optional<size_t> raised_id;
+    if (failed_out_of_memory(s->cuda.runs.front()) && soft_limit_below_hard()) {
+      raised_id = runner.start(cuda_spec(exe, opt, env, kRaisedLimitLabel));
+    }
     CudaRun clean = cuda_from_child(runner.wait(clean_id), opt, "clean");
     clean.env_changes = std::move(changes);
     s->cuda.runs.push_back(std::move(clean));
+    if (raised_id) {
+      s->cuda.runs.push_back(cuda_from_child(runner.wait(*raised_id), opt, kRaisedLimitLabel));
+    }
   }
   double cuda_ms = ms_since(t0);
 

@@ -36,13 +36,17 @@ void parse_meminfo(std::string_view text, LimitsInfo* l, ProbeNotes* notes) {
     auto toks = split_ws(line.substr(colon + 1));
     std::optional<uint64_t> kb = toks.empty() ? std::nullopt : parse_u64(toks[0]);
     if (!kb || *kb > UINT64_MAX / 1024) {
-      notes->garbled("unreadable " + std::string(key) + " in /proc/meminfo");
+      notes->unrecognised(1, "/proc/meminfo (" + std::string(key) + ")");
       continue;
     }
     *field = *kb * 1024;
     ++found;
   }
   if (found == 0) notes->garbled("no MemTotal/CommitLimit/Committed_AS in /proc/meminfo");
+  if (!l->mem_total_bytes) notes->gap("limits.mem_total_bytes", "no MemTotal in /proc/meminfo");
+  if (!l->commit_limit_bytes) {
+    notes->gap("limits.commit_limit_bytes", "no CommitLimit in /proc/meminfo");
+  }
 }
 
 void read_overcommit(const RootFs& fs, LimitsInfo* l, ProbeNotes* notes) {
@@ -54,7 +58,7 @@ void read_overcommit(const RootFs& fs, LimitsInfo* l, ProbeNotes* notes) {
       notes->garbled("unrecognised overcommit_memory '" + printable(*r, 32) + "'");
     }
   } else {
-    notes->note(r.error());
+    notes->gap("limits.overcommit_memory", r.error());
   }
   if (auto r = fs.read_line("/proc/sys/vm/overcommit_ratio")) {
     l->overcommit_ratio = parse_u64(*r);
@@ -138,16 +142,20 @@ CgroupRef parse_proc_cgroup(std::string_view text) {
 ProbeRecord probe_limits_files(const RootFs& fs, Snapshot* s) {
   LimitsInfo& l = s->limits;
   ProbeNotes notes;
+  // Each input sets its own fields; a missing one leaves a gap and the
+  // rest stand (RLIMIT_AS decides memory.address-space-limit without meminfo).
   if (auto r = fs.read("/proc/meminfo", 64 * 1024)) {
     parse_meminfo(*r, &l, &notes);
   } else {
-    notes.unavailable(r.error());
+    for (const char* field : {"limits.mem_total_bytes", "limits.commit_limit_bytes"}) {
+      notes.gap(field, r.error());
+    }
   }
   read_overcommit(fs, &l, &notes);
 
   auto cg = fs.read("/proc/self/cgroup", 64 * 1024);
   if (!cg) {
-    notes.note(cg.error());
+    notes.gap("limits.cgroup_memory_limit_bytes", cg.error());
     return notes.record("limits");
   }
   CgroupRef ref = parse_proc_cgroup(*cg);
@@ -172,6 +180,8 @@ ProbeRecord probe_limits(const ProbeOptions& opt, Snapshot* s) {
   ProcessRlimits rl = rlimits_at(fs, &rl_problem);
   l.rlimit_as_bytes = rl.as_bytes;
   l.rlimit_data_bytes = rl.data_bytes;
+  l.rlimit_as_hard_bytes = rl.as_hard_bytes;
+  l.rlimit_data_hard_bytes = rl.data_hard_bytes;
   Credentials c = credentials_at(fs, &cred_problem);
   l.uid = c.uid;
   l.euid = c.euid;
@@ -182,6 +192,7 @@ ProbeRecord probe_limits(const ProbeOptions& opt, Snapshot* s) {
     r.status = ProbeStatus::kFailed;
     r.detail += (r.detail.empty() ? "" : "; ") + p;
   }
+  if (!rl_problem.empty()) r.gaps.push_back({"limits.rlimit_as_bytes", rl_problem});
   return r;
 }
 

@@ -13,10 +13,17 @@ namespace gd {
 
 namespace {
 
-std::optional<uint64_t> soft_rlimit(int resource) {
+// nullopt: unlimited (or unreadable, which getrlimit never is for these).
+std::optional<uint64_t> rlimit_value(rlim_t v) {
+  if (v == RLIM_INFINITY) return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
+void read_rlimit(int resource, std::optional<uint64_t>* soft, std::optional<uint64_t>* hard) {
   struct rlimit rl;
-  if (::getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
-  return static_cast<uint64_t>(rl.rlim_cur);
+  if (::getrlimit(resource, &rl) != 0) return;
+  *soft = rlimit_value(rl.rlim_cur);
+  *hard = rlimit_value(rl.rlim_max);
 }
 
 // "1000\t1000\t1000\t1000" -> its numbers; nullopt if any is not one.
@@ -90,34 +97,71 @@ Credentials credentials_at(const RootFs& fs, std::string* problem) {
   return process_credentials();
 }
 
+// /proc/self/status, the address-space lines, in kB:
+//   VmPeak:	12874220 kB
+//   VmSize:	12862540 kB
+//   VmData:	  412312 kB
+// A field that is absent or unreadable stays 0 (not measured).
+VmUsage parse_proc_status_vm(std::string_view text) {
+  VmUsage vm;
+  for (auto line : split_lines(text)) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    uint64_t* field = key == "VmSize" ? &vm.size_bytes : key == "VmData" ? &vm.data_bytes : nullptr;
+    if (field == nullptr) continue;
+    auto toks = split_ws(line.substr(colon + 1));
+    auto kb = toks.empty() ? std::nullopt : parse_u64(toks[0]);
+    if (kb && *kb <= UINT64_MAX / 1024) *field = *kb * 1024;
+  }
+  return vm;
+}
+
+VmUsage process_vm_usage() {
+  // Read directly, not through a root: this is the live process measuring itself.
+  RootFs live("/");
+  auto r = live.read("/proc/self/status", 64 * 1024);
+  return r ? parse_proc_status_vm(*r) : VmUsage{};
+}
+
 ProcessRlimits process_rlimits() {
-  return ProcessRlimits{soft_rlimit(RLIMIT_AS), soft_rlimit(RLIMIT_DATA)};
+  ProcessRlimits rl;
+  read_rlimit(RLIMIT_AS, &rl.as_bytes, &rl.as_hard_bytes);
+  read_rlimit(RLIMIT_DATA, &rl.data_bytes, &rl.data_hard_bytes);
+  return rl;
 }
 
 // /proc/self/limits:
 //   Limit                     Soft Limit           Hard Limit           Units
 //   Max data size             unlimited            unlimited            bytes
 //   Max address space         34359738368          unlimited            bytes
+// The hard column is optional here: older recorded trees may carry only the
+// soft one, and a missing hard limit reads as unknown (nullopt).
 std::optional<ProcessRlimits> parse_proc_limits(std::string_view text) {
   ProcessRlimits rl;
   int found = 0;
+  struct Row {
+    std::string_view name;
+    std::optional<uint64_t>* soft;
+    std::optional<uint64_t>* hard;
+  };
+  const Row rows[] = {{"Max address space", &rl.as_bytes, &rl.as_hard_bytes},
+                      {"Max data size", &rl.data_bytes, &rl.data_hard_bytes}};
   for (auto line : split_lines(text)) {
-    std::optional<uint64_t>* field = nullptr;
-    std::string_view rest;
-    for (auto [name, f] :
-         {std::pair<std::string_view, std::optional<uint64_t>*>{"Max address space", &rl.as_bytes},
-          {"Max data size", &rl.data_bytes}}) {
-      if (line.substr(0, name.size()) == name) {
-        field = f;
-        rest = line.substr(name.size());
-      }
+    const Row* row = nullptr;
+    for (const Row& r : rows) {
+      if (line.substr(0, r.name.size()) == r.name) row = &r;
     }
-    if (field == nullptr) continue;
-    auto toks = split_ws(rest);
+    if (row == nullptr) continue;
+    auto toks = split_ws(line.substr(row->name.size()));
     if (toks.empty()) return std::nullopt;
     if (toks[0] != "unlimited") {
-      *field = parse_u64(toks[0]);
-      if (!*field) return std::nullopt;
+      *row->soft = parse_u64(toks[0]);
+      if (!*row->soft) return std::nullopt;
+    }
+    if (toks.size() >= 2 && toks[1] != "unlimited") {
+      *row->hard = parse_u64(toks[1]);
+      if (!*row->hard) return std::nullopt;
     }
     ++found;
   }

@@ -54,8 +54,12 @@ struct EnvInfo {
 // --- process limits and memory policy -----------------------------------
 
 struct LimitsInfo {
-  std::optional<uint64_t> rlimit_as_bytes;     // soft RLIMIT_AS; nullopt = unlimited
-  std::optional<uint64_t> rlimit_data_bytes;   // soft RLIMIT_DATA; nullopt = unlimited
+  std::optional<uint64_t> rlimit_as_bytes;    // soft RLIMIT_AS; nullopt = unlimited
+  std::optional<uint64_t> rlimit_data_bytes;  // soft RLIMIT_DATA; nullopt = unlimited
+  // Hard limits: without privilege a soft limit can be raised up to them,
+  // no further. nullopt = unlimited (or not recorded).
+  std::optional<uint64_t> rlimit_as_hard_bytes;
+  std::optional<uint64_t> rlimit_data_hard_bytes;
   int overcommit_memory = -1;                  // /proc/sys/vm/overcommit_memory (0,1,2), -1 unknown
   std::optional<uint64_t> overcommit_ratio;    // percent
   std::optional<uint64_t> commit_limit_bytes;  // /proc/meminfo CommitLimit
@@ -71,10 +75,17 @@ struct LimitsInfo {
 // --- kernel driver --------------------------------------------------------
 
 struct ModuleInfo {
+  static constexpr int kRefcountUnknown = -1;
+  static constexpr const char* kFromProcModules = "proc-modules";
+  static constexpr const char* kFromSysModule = "sys-module";
   std::string name;   // "nvidia", "nvidia_uvm", "nouveau", ...
-  std::string state;  // "Live", "Loading", "Unloading"
+  std::string state;  // "Live", "Loading", "Unloading"; "" unknown (built in, unparsed line)
+  // -1 unknown: "-" on a kernel without CONFIG_MODULE_UNLOAD, a built-in
+  // module, or a /proc/modules line in a form the parser does not know.
   int refcount = 0;
-  std::string taint;  // "(POE)" letters without parentheses, e.g. "POE"
+  std::string taint;   // "(POE)" letters without parentheses, e.g. "POE"
+  std::string source;  // where it was seen: "proc-modules", "sys-module"; "" older snapshots
+  bool builtin = false;  // built into the kernel: /sys/module/<name> without initstate
 };
 
 struct DriverInfo {
@@ -344,9 +355,13 @@ struct VmUsage {
   uint64_t data_bytes = 0;  // VmData, what RLIMIT_DATA (ulimit -d) bounds
 };
 
+// The label of the CUDA run whose soft RLIMIT_AS/RLIMIT_DATA are raised to
+// the hard limits: it proves (or clears) an address-space limit.
+inline constexpr const char* kRaisedLimitLabel = "raised-limit";
+
 // One run of the CUDA probe in a child process.
 struct CudaRun {
-  std::string label;                               // "user" (the user's environment) or "clean"
+  std::string label;  // "user" (the user's environment), "clean" or kRaisedLimitLabel
   std::map<std::string, std::string> env_changes;  // what "clean" changed ("" = unset)
   std::string library_requested;
   std::string library_loaded;

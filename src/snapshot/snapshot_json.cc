@@ -83,10 +83,11 @@ void from_json(const nlohmann::json& j, NvmlValue<T>& v) {
 GD_JSON(FieldGap, field, reason)
 GD_JSON(ProbeRecord, name, status, detail, duration_ms, gaps, unrecognised_lines)
 GD_JSON(EnvInfo, vars)
-GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, overcommit_memory, overcommit_ratio,
-        commit_limit_bytes, committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes,
-        cgroup_path, uid, euid, groups)
-GD_JSON(ModuleInfo, name, state, refcount, taint)
+GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, rlimit_as_hard_bytes,
+        rlimit_data_hard_bytes, overcommit_memory, overcommit_ratio, commit_limit_bytes,
+        committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes, cgroup_path, uid, euid,
+        groups)
+GD_JSON(ModuleInfo, name, state, refcount, taint, source, builtin)
 GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_module, params, modules,
         uvm_disable_hmm, char_majors, seconds_since_resume)
 GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id, class_code,

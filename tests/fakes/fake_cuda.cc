@@ -2,8 +2,9 @@
 // (shared/reference/nvidia-facts.md §3; CUresult and CUdevice are int,
 // CUuuid is 16 bytes), answering from the scenario file with the semantics
 // that decide whether CUDA starts:
-//  - cuInit fails with CUDA_ERROR_OUT_OF_MEMORY when RLIMIT_AS is below the
-//    virtual address space real CUDA reserves at init;
+//  - cuInit reserves va_reserve_bytes of address space (PROT_NONE, as the
+//    driver does) and fails with CUDA_ERROR_OUT_OF_MEMORY when RLIMIT_AS
+//    refuses it; a device's first primary context reserves context_va_bytes;
 //  - CUDA_DEVICE_ORDER (default FASTEST_FIRST: higher compute capability,
 //    then higher clock, then PCI bus id) and CUDA_VISIBLE_DEVICES (indices,
 //    unique GPU- UUID prefixes, MIG- ids; parsing stops at the first invalid
@@ -13,10 +14,15 @@
 //    exclusive-process GPU another process uses, and with out of memory when
 //    the GPU's free memory is below a context's needs;
 //  - after cuInit failed every later cuInit returns the same error.
+// Built twice: as libcuda.so.1, and with GD_FAKE_CUDA_LEGACY as
+// libcuda-legacy.so.1, a libcuda without the _v2 memory symbols, whose
+// callers must fall back to the unversioned ones and their 32-bit counts.
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +30,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../../src/probe/nvidia_abi.h"
 #include "scenario.h"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -33,11 +40,13 @@ typedef int CUdevice;
 struct CUctx_st {
   int ordinal = 0;
   int retained = 0;
+  bool reserved = false;  // its address space, once per device as a real context's
 };
 typedef CUctx_st* CUcontext;
 typedef struct CUuuid_st {
   char bytes[16];
 } CUuuid;
+GD_ABI_CU_UUID(CUuuid);
 
 namespace {
 
@@ -182,14 +191,19 @@ bool mig_gpus_without_instances() {
                      [](const fake::Gpu& g) { return !g.lost && g.mig_current == 1; });
 }
 
+bool reserve_address_space(uint64_t bytes) {
+  if (bytes == 0) return true;
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p != MAP_FAILED;
+}
+
 int do_init() {
   if (!sc().valid) return kUnknown;
   if (int rc = fake::inject("cuInit")) return rc;
-  rlimit rl{};
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-      rl.rlim_cur < sc().va_reserve_bytes) {
-    return kOutOfMemory;
-  }
+  // As the real driver does: one PROT_NONE reservation, kept for the
+  // process's life. It shows in VmSize (what the probe measures), and an
+  // RLIMIT_AS below it fails the mmap, hence cuInit, with out of memory.
+  if (!reserve_address_space(sc().va_reserve_bytes)) return kOutOfMemory;
   g_devs = enumerate();
   if (g_devs.empty()) {
     // MIG mode without instances leaves CUDA running with zero devices.
@@ -317,11 +331,24 @@ static CUresult total_mem(const char* fn, size_t* bytes, CUdevice dev) {
   *bytes = dev_of(dev).memory_total_bytes();
   return kSuccess;
 }
+#ifndef GD_FAKE_CUDA_LEGACY
 FAKE_EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   return total_mem("cuDeviceTotalMem_v2", bytes, dev);
 }
-FAKE_EXPORT CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) {
-  return total_mem("cuDeviceTotalMem", bytes, dev);
+#endif
+
+// cuda.h (CUDA 13.0) keeps the pre-_v2 signatures for old binaries:
+// cuDeviceTotalMem(unsigned int*, CUdevice) and cuMemGetInfo(unsigned int*,
+// unsigned int*). What a real driver answers for more than 4 GiB there is
+// not documented; the fake clamps to UINT_MAX.
+static unsigned int narrow(size_t bytes) {
+  return bytes > UINT_MAX ? UINT_MAX : static_cast<unsigned int>(bytes);
+}
+FAKE_EXPORT CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
+  size_t wide = 0;
+  CUresult rc = total_mem("cuDeviceTotalMem", bytes == nullptr ? nullptr : &wide, dev);
+  if (rc == kSuccess) *bytes = narrow(wide);
+  return rc;
 }
 
 // CUdevice_attribute values from cuda.h.
@@ -366,6 +393,10 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
   uint64_t used = d.mig ? 0 : g.memory_used_bytes;
   if (used >= total || total - used < sc().context_reserve_bytes) return kOutOfMemory;
   CUctx_st& c = g_ctx[static_cast<size_t>(dev)];
+  if (c.retained == 0 && !c.reserved) {
+    if (!reserve_address_space(sc().context_va_bytes)) return kOutOfMemory;
+    c.reserved = true;
+  }
   ++c.retained;
   *ctx = &c;
   return kSuccess;
@@ -410,11 +441,19 @@ static CUresult mem_info(const char* fn, size_t* free_bytes, size_t* total_bytes
   *free_bytes = used < total ? total - used : 0;
   return kSuccess;
 }
+#ifndef GD_FAKE_CUDA_LEGACY
 FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
   return mem_info("cuMemGetInfo_v2", free_bytes, total_bytes);
 }
-FAKE_EXPORT CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
-  return mem_info("cuMemGetInfo", free_bytes, total_bytes);
+#endif
+FAKE_EXPORT CUresult cuMemGetInfo(unsigned int* free_bytes, unsigned int* total_bytes) {
+  size_t free_wide = 0, total_wide = 0;
+  CUresult rc = mem_info("cuMemGetInfo", free_bytes == nullptr ? nullptr : &free_wide,
+                         total_bytes == nullptr ? nullptr : &total_wide);
+  if (rc != kSuccess) return rc;
+  *free_bytes = narrow(free_wide);
+  *total_bytes = narrow(total_wide);
+  return kSuccess;
 }
 
 FAKE_EXPORT CUresult cuGetErrorName(CUresult error, const char** str) {

@@ -9,8 +9,9 @@
 //     "cuda_driver_version": 12040,              // NVML's and libcuda's cuDriverGetVersion
 //     "libcuda_driver_version": 12080,           // libcuda only (forward-compat libcuda)
 //     "cudart_runtime_version": 12040,           // cudaRuntimeGetVersion (default: driver's)
-//     "va_reserve_bytes": 1,                     // cuInit needs this much RLIMIT_AS
+//     "va_reserve_bytes": 1,                     // address space cuInit reserves
 //                                                //   (default: sum of GPU memory + 16 GiB)
+//     "context_va_bytes": 0,                     // and each device's first context
 //     "context_reserve_bytes": 314572800,        // GPU memory a primary context needs
 //     "gpu_defaults": { <gpu fields> },          // merged under every GPU
 //     "gpus": [ { "name", "uuid", "vbios_version", "bus_id": "0000:01:00.0", "pci_device_id":
@@ -208,6 +209,7 @@ struct Scenario {
   int libcuda_driver_version = 12040;
   int cudart_runtime_version = 12040;
   uint64_t va_reserve_bytes = 0;
+  uint64_t context_va_bytes = 0;  // a device's first primary context reserves this
   uint64_t context_reserve_bytes = 300ull << 20;
   std::vector<Gpu> gpus;  // sorted by PCI bus id (NVML's order)
   std::map<std::string, int> errors;

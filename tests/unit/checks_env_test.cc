@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "snapshot_builders.h"
 
 namespace gd {
@@ -301,6 +302,8 @@ TEST(EnvChecks, MemoryHeldOkBelowThresholdAndNotApplicableWithoutNvml) {
 
 // --- memory.address-space-limit --------------------------------------------------------
 
+constexpr const char* kAsId = "memory.address-space-limit";
+
 TEST(EnvChecks, AddressSpaceLimitIsTheRootCauseOfOutOfMemory) {
   Finding f = only(check_address_space(field_report(), kConfig), "memory.address-space-limit");
   EXPECT_SEVERITY(f, Severity::kFail);
@@ -339,6 +342,97 @@ TEST(EnvChecks, AddressSpaceWarnsBeforeCudaIsTried) {
   s.limits.rlimit_as_bytes = 1ULL << 40;  // above the ~232 GiB estimate
   EXPECT_SEVERITY(only(check_address_space(s, kConfig), "memory.address-space-limit"),
                   Severity::kOk);
+}
+
+// The H200 record's measurements (tests/device/recorded/h200-vm-580.159.04):
+// a bare process took 22 MiB, 12,562 MiB after cuInit, 13,281 MiB after a
+// context; PyTorch failed under ulimit -v 16000000 and worked from 18 GiB.
+Snapshot measured_under(uint64_t limit_bytes) {
+  constexpr uint64_t kMiB = 1ULL << 20;
+  Snapshot s = ws_4x4090();
+  s.limits.rlimit_as_bytes = limit_bytes;
+  s.limits.rlimit_as_hard_bytes = limit_bytes;
+  CudaRun& u = user_run(s);
+  u.vm_start.size_bytes = 22 * kMiB;
+  u.vm_init.size_bytes = 12562 * kMiB;
+  u.vm_context.size_bytes = 13281 * kMiB;
+  if (limit_bytes < u.vm_init.size_bytes) {
+    u.init_rc = 2;
+    u.cudart_rc = 2;
+    u.device_count_rc = -1;
+    u.devices.clear();
+    u.vm_init = {};
+    u.vm_context = {};
+  }
+  return s;
+}
+
+TEST(EnvChecks, AddressSpaceSweepFollowsTheMeasuredReservation) {
+  const std::pair<uint64_t, Severity> sweep[] = {
+      {4ULL << 30, Severity::kFail},         {8ULL << 30, Severity::kFail},
+      {16000000ULL * 1024, Severity::kWarn}, {17ULL << 30, Severity::kWarn},
+      {18ULL << 30, Severity::kOk},          {24ULL << 30, Severity::kOk},
+      {32ULL << 30, Severity::kOk}};
+  for (auto [limit, want] : sweep) {
+    Finding f = only(check_address_space(measured_under(limit), kConfig), kAsId);
+    EXPECT_SEVERITY(f, want) << limit;
+    EXPECT_EQ(f.severity == Severity::kOk, all_met(f.comparisons)) << describe(f);
+  }
+  Finding warn = only(check_address_space(measured_under(16000000ULL * 1024), kConfig), kAsId);
+  EXPECT_NE(warn.summary.find("CUDA took 13.0 GiB"), std::string::npos) << warn.summary;
+  EXPECT_NE(warn.summary.find("PyTorch 2.11.0+cu130 needs about 17.1 GiB"), std::string::npos)
+      << warn.summary;
+  // 13,281 MiB + JAX's 7,180 MiB beyond its context + 1 GiB, in whole GiB.
+  EXPECT_TRUE(remedy_has(warn, "ulimit -v 22020096   # 21.0 GiB")) << describe(warn);
+  ASSERT_EQ(warn.comparisons.size(), 2u);
+  EXPECT_TRUE(warn.comparisons[0].met);
+  EXPECT_FALSE(warn.comparisons[1].met);
+  EXPECT_EQ(warn.comparisons[1].required, std::to_string(17469ULL << 20));
+}
+
+TEST(EnvChecks, AddressSpaceLimitProvenByTheRaisedRun) {
+  Snapshot s = measured_under(8ULL << 30);
+  s.limits.rlimit_as_hard_bytes.reset();  // a soft limit the user may lift
+  CudaRun raised = measured_under(32ULL << 30).cuda.runs.at(0);
+  raised.label = kRaisedLimitLabel;
+  raised.rlimit_as_bytes.reset();
+  s.cuda.runs.push_back(raised);
+  Finding f = only(check_address_space(s, kConfig), kAsId);
+  EXPECT_SEVERITY(f, Severity::kFail);
+  EXPECT_NE(f.summary.find("with the limit raised, CUDA started and took 13.0 GiB"),
+            std::string::npos)
+      << f.summary;
+  EXPECT_TRUE(evidence_has(f, "measured with the soft limits raised to the hard ones"))
+      << describe(f);
+  EXPECT_TRUE(evidence_has(f,
+                           "CUDA with the soft limit raised to the hard one (unlimited): "
+                           "cuInit succeeded"))
+      << describe(f);
+  EXPECT_FALSE(all_met(f.comparisons));
+  EXPECT_TRUE(remedy_has(f, "ulimit -v 22020096")) << describe(f);
+}
+
+TEST(EnvChecks, AddressSpaceDecidesWithoutMeminfo) {
+  // issue 14: /proc/meminfo missing took the whole check to n/a, though
+  // RLIMIT_AS, which decides it, was read.
+  Snapshot s = field_report();
+  s.limits.mem_total_bytes.reset();
+  s.limits.commit_limit_bytes.reset();
+  for (auto& p : s.probes) {
+    if (p.name != "limits") continue;
+    p.status = ProbeStatus::kUnavailable;
+    p.gaps.push_back({"limits.mem_total_bytes", "no /proc/meminfo"});
+  }
+  Finding f = only(check_address_space(s, kConfig), kAsId);
+  EXPECT_SEVERITY(f, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "host memory unknown (limits.mem_total_bytes: no /proc/meminfo)"))
+      << describe(f);
+  for (auto& p : s.probes) {
+    if (p.name == "limits") p.gaps.push_back({"limits.rlimit_as_bytes", "unrecognised limits"});
+  }
+  f = only(check_address_space(s, kConfig), kAsId);
+  EXPECT_SEVERITY(f, Severity::kNotApplicable);
+  EXPECT_NE(f.summary.find("limits.rlimit_as_bytes"), std::string::npos) << f.summary;
 }
 
 TEST(EnvChecks, AddressSpaceStrictOvercommit) {

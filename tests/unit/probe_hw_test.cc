@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -283,11 +284,55 @@ TEST_F(ProbeHw, AddressSpaceLimitFailsCuInitWithOutOfMemory) {
   ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
   Snapshot s = probe("ws-4x4090-ulimit");
   setrlimit(RLIMIT_AS, &old);
-  ASSERT_EQ(s.cuda.runs.size(), 2u);
+  ASSERT_EQ(s.cuda.runs.size(), 3u);
   EXPECT_EQ(s.cuda.runs[0].init_rc, 2);  // CUDA_ERROR_OUT_OF_MEMORY
   EXPECT_EQ(s.cuda.runs[0].cudart_rc, 2);
-  EXPECT_EQ(s.cuda.runs[1].init_rc, 2);  // the folk remedies do not lift a ulimit
-  EXPECT_EQ(s.nvml.gpus.size(), 4u);     // NVML sees all four
+  EXPECT_EQ(s.cuda.runs[0].rlimit_as_bytes, std::optional<uint64_t>(32ull << 30));
+  EXPECT_GT(s.cuda.runs[0].vm_start.size_bytes, 0u);
+  EXPECT_EQ(s.cuda.runs[0].vm_init.size_bytes, 0u);  // cuInit never returned success
+  EXPECT_EQ(s.cuda.runs[1].init_rc, 2);              // the folk remedies do not lift a ulimit
+  // The hard limit is above the soft one: the proof run lifts it, and CUDA
+  // starts, its reservation (4 x 24 GB + 16 GiB in this fake) measured.
+  const CudaRun& raised = s.cuda.runs[2];
+  EXPECT_EQ(raised.label, kRaisedLimitLabel);
+  EXPECT_EQ(raised.init_rc, 0);
+  EXPECT_GT(raised.vm_init.size_bytes, 100ull << 30);
+  EXPECT_GE(raised.vm_context.size_bytes, raised.vm_init.size_bytes);
+  EXPECT_EQ(s.nvml.gpus.size(), 4u);  // NVML sees all four
+}
+
+TEST_F(ProbeHw, AddressSpaceLimitAtTheHardLimitIsNotRaised) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer needs more address space than the limit under test";
+#endif
+  // `ulimit -v N` in bash sets soft and hard: nothing may lift it, so no
+  // proof run. The limit is set in a child: a lowered hard limit is for good.
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    rlimit limited{32ull << 30, 32ull << 30};
+    if (setrlimit(RLIMIT_AS, &limited) != 0) _exit(3);
+    Snapshot s = probe("ws-4x4090-ulimit");
+    bool ok =
+        s.cuda.runs.size() == 2 && s.cuda.runs[0].init_rc == 2 && s.cuda.runs[1].label == "clean";
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(ProbeHw, CudaProbeMeasuresItsAddressSpace) {
+  Snapshot s = probe("ws-4x4090");
+  const CudaRun& r = s.cuda.runs.at(0);
+  ASSERT_EQ(r.init_rc, 0);
+  // The fake reserves 4 x 24 GB + 16 GiB at cuInit, as a driver reserves
+  // its unified address range: VmSize shows it.
+  EXPECT_GT(r.vm_start.size_bytes, 0u);
+  EXPECT_GE(r.vm_init.size_bytes - r.vm_start.size_bytes, 100ull << 30);
+  EXPECT_GE(r.vm_context.size_bytes, r.vm_init.size_bytes);
+  EXPECT_GT(r.vm_init.data_bytes, 0u);
 }
 
 TEST_F(ProbeHw, FabricManagerMissing) {

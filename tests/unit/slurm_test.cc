@@ -131,7 +131,7 @@ struct Fixture {
     snapshot.pci.push_back(gpu);
     snapshot.driver.proc_driver_nvidia = true;
     for (const char* name : {"env", "driver", "pci", "kernel-log", "nvml", "cuda"}) {
-      snapshot.probes.push_back({name, ProbeStatus::kOk, "", 1});
+      snapshot.probes.push_back({name, ProbeStatus::kOk, "", 1, {}, 0});
     }
     report.findings = std::move(findings);
     for (const auto& f : report.findings) report.verdict = worse(report.verdict, f.severity);
@@ -227,7 +227,7 @@ TEST(SlurmDecide, HealthyIdleNodeNothingToDo) {
 
 TEST(SlurmDecide, UnansweredProbeNeverResumesButFailStillDrains) {
   Fixture quiet({finding("advice.device-order", Severity::kInfo)});
-  quiet.snapshot.probes.push_back({"kernel-log2", ProbeStatus::kTimedOut, "", 10000});
+  quiet.snapshot.probes.push_back({"kernel-log2", ProbeStatus::kTimedOut, "", 10000, {}, 0});
   SlurmDecision d = decide_slurm(quiet.report, drained("gpudoctor: xid.79 GPU x"), {});
   EXPECT_EQ(d.action, SlurmAction::kNone);
   EXPECT_NE(d.message.find("could not decide"), std::string::npos) << d.message;
@@ -235,7 +235,7 @@ TEST(SlurmDecide, UnansweredProbeNeverResumesButFailStillDrains) {
 
   // The hang itself is the evidence: nvml.init-hang fails and drains.
   Fixture hang({finding("nvml.init-hang", Severity::kFail)});
-  hang.snapshot.probes.push_back({"nvml", ProbeStatus::kTimedOut, "", 10000});
+  hang.snapshot.probes.push_back({"nvml", ProbeStatus::kTimedOut, "", 10000, {}, 0});
   d = decide_slurm(hang.report, idle(), {});
   EXPECT_EQ(d.action, SlurmAction::kDrain);
   EXPECT_EQ(d.reason, "gpudoctor: nvml.init-hang");

@@ -70,7 +70,7 @@ struct GpuSpec {
 inline void add_probe_records(Snapshot* s) {
   for (const char* name :
        {"env", "limits", "driver", "pci", "devnodes", "container", "services", "nvml", "cuda"}) {
-    s->probes.push_back({name, ProbeStatus::kOk, "", 1.0});
+    s->probes.push_back({name, ProbeStatus::kOk, "", 1.0, {}, 0});
   }
 }
 

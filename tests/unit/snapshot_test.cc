@@ -23,7 +23,7 @@ TEST(SnapshotJson, RoundTripKeepsEveryField) {
   g.name = {"NVIDIA GeForce RTX 4090", 0};
   g.processes = {{{123, 1ULL << 30}, {124, std::nullopt}}, 0};
   s.nvml.gpus.push_back(g);
-  s.probes.push_back({"env", ProbeStatus::kTimedOut, "x", 1.5});
+  s.probes.push_back({"env", ProbeStatus::kTimedOut, "x", 1.5, {}, 0});
   std::string text = snapshot_to_string(s);
   auto back = snapshot_from_string(text);
   ASSERT_TRUE(back.ok()) << back.error();

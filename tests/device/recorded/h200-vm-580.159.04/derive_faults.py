@@ -155,11 +155,43 @@ def set_memory_held(snap, ev):
     gpu["processes"]["value"] = procs
 
 
-# ADDRESS SPACE: the ulimit rows of faults.json ("address_space") need the
-# limit the fault ran under (limits.rlimit_as_bytes / rlimit_data_bytes) and
-# the CUDA child's measured VmSize (cuda.runs[].vm_start / vm_init /
-# vm_context, rlimit_as_bytes), from the record's README table and the
-# reports' evidence. Their derivation goes here, called from derive().
+# ADDRESS SPACE: the `ulimit -v` sweep (faults.json "address_space"). Bash's
+# `ulimit -v N` sets the soft and the hard limit, so no child may lift it. The
+# CUDA probe's VmSize is this machine's measurement of a bare process (README,
+# "address space CUDA takes"): 22 MiB at start, 12,562 MiB after cuInit,
+# 13,281 MiB after a context. Under a limit below what cuInit takes, cuInit and
+# cudaGetDeviceCount fail with out of memory (README: "1-8 GiB: FAIL"; PyTorch
+# "Error 2: out of memory" at 4 and 8 GiB) and the probe measured only its start.
+MIB = 1 << 20
+VM_START = {"size_bytes": 22 * MIB, "data_bytes": 0}
+VM_INIT = {"size_bytes": 12562 * MIB, "data_bytes": 0}
+VM_CONTEXT = {"size_bytes": 13281 * MIB, "data_bytes": 0}
+
+
+def set_address_space(snap, row):
+    limit = row["ulimit_v_kb"] * 1024
+    snap["limits"].update(rlimit_as_bytes=limit, rlimit_as_hard_bytes=limit)
+    runs = snap["cuda"]["runs"]
+    if limit < VM_INIT["size_bytes"]:
+        oom = CU_RC["CUDA_ERROR_OUT_OF_MEMORY"]
+        healthy = runs[0]
+        clean = failed_run(healthy, oom, oom, label="clean")
+        clean["env_changes"] = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+        runs[:] = [failed_run(healthy, oom, oom), clean]
+        for r in runs:
+            r.update(vm_start=VM_START, vm_init={"size_bytes": 0, "data_bytes": 0},
+                     vm_context={"size_bytes": 0, "data_bytes": 0})
+        for p in snap["probes"]:
+            if p["name"] == "cuda":
+                p["status"] = "failed"
+                p["detail"] = ("cuInit returned CUDA_ERROR_OUT_OF_MEMORY (2): out of memory; "
+                               "clean environment: cuInit returned CUDA_ERROR_OUT_OF_MEMORY (2): "
+                               "out of memory")
+    else:
+        for r in runs:
+            r.update(vm_start=VM_START, vm_init=VM_INIT, vm_context=VM_CONTEXT)
+    for r in runs:
+        r["rlimit_as_bytes"] = limit
 
 
 def set_probes(snap, report):
@@ -197,6 +229,8 @@ def outputs():
     for row in all_faults(manifest()):
         report = load(os.path.join(FAULTS, row["report"]))
         snap = derive(base, report)
+        if "ulimit_v_kb" in row:
+            set_address_space(snap, row)
         out[os.path.join(FAULTS, row["snapshot"])] = json.dumps(snap, indent=2,
                                                                 sort_keys=True) + "\n"
     return out
