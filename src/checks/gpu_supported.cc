@@ -14,9 +14,21 @@ namespace gd {
 
 std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
   constexpr const char* kId = "driver.gpu-unsupported";
-  auto version = kernel_driver_version(s);
-  if (!nvidia_driver_loaded(s) || !version) {
+  if (!nvidia_driver_loaded(s)) {
     return not_applicable(kId, "The driver version is unknown (driver not loaded).");
+  }
+  auto version = kernel_driver_version(s);
+  std::string version_text = s.driver.version;
+  if (!version && s.nvml.driver_version.ok()) {
+    // nvmlInit succeeds only when the library and the kernel module are the
+    // same version, so NVML's is the module's when its /proc file was not read.
+    version = parse_driver_version(s.nvml.driver_version.value);
+    version_text = s.nvml.driver_version.value + ", from NVML";
+  }
+  if (!version) {
+    return not_applicable(kId,
+                          "The driver version is unknown: /proc/driver/nvidia/version was not "
+                          "read and NVML gave none.");
   }
   auto gpus = pci_gpus(s);
   if (gpus.empty()) return not_applicable(kId, "No NVIDIA GPU on the PCI bus.");
@@ -47,7 +59,7 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
     if (!seen) fixes.push_back(v.fix);
   }
 
-  std::string driver_text = "driver " + s.driver.version + " (" + flavour + " kernel module)";
+  std::string driver_text = "driver " + version_text + " (" + flavour + " kernel module)";
   if (bad.empty()) {
     if (arch_count.empty()) {
       return not_applicable(kId, "No GPU of a known architecture to judge (" +
