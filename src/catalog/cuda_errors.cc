@@ -1,15 +1,14 @@
-// Sources (transcribed 2026-12 via shared/reference/nvidia-facts.md §3, §4.1):
-//  - CUDA Driver API CUresult:
-//    https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html
-//  - CUDA Runtime API cudaError_t:
-//    https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
-//    (runtime names of 200-226 and 809-812 checked against public copies of
-//    CUDA 12.x driver_types.h).
-//  - NVML nvmlReturn_t: NVIDIA/go-nvml gen/nvml/nvml.h (CUDA 13.3 header).
-// Runtime strings: the facts verified 2, 101, 802, 803, 804 only. The others
-// are what cuGetErrorString prints for the same code (a public transcription:
-// cuda/wasi_sdk/cuda_driver_stub.c), on the assumption, unverified, that the
-// runtime prints the same text; nullptr where no string is known.
+// Sources (transcribed 2026-12 via shared/reference/nvidia-facts.md §3, §4.1,
+// then checked against NVIDIA's own files, 2026-12):
+//  - CUDA Driver API CUresult names and values: cuda.h of the CUDA 13.0
+//    toolkit (CUDA_VERSION 13000), enum cudaError_enum;
+//  - CUDA Runtime API cudaError_t names and values: driver_types.h of the
+//    same toolkit, enum cudaError;
+//  - runtime strings: what that toolkit's libcudart.so.13 returns from
+//    cudaGetErrorString for each code (the runtime answers it without a GPU
+//    or driver), every one below verbatim;
+//  - NVML nvmlReturn_t: NVIDIA/go-nvml gen/nvml/nvml.h at commit 2f9e261f
+//    (NVML API 13, "NVML VERSION: 13.3.29").
 // Since CUDA 10.1 most runtime values equal the driver values. The toolkit's
 // stub libcuda answers cuGetErrorName with 34 too, so the tool keeps its own
 // names instead of asking the library.
@@ -36,7 +35,8 @@ const std::vector<CudaErrorInfo> kCudaErrors = {
         "the toolkit's stub libcuda was loaded instead of the driver's"},
   {35,  nullptr, "cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version",
         "the driver is older than the CUDA runtime, or there is no driver"},
-  {36,  "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "cudaErrorCallRequiresNewerDriver", "API call requires a newer CUDA driver",
+  {36,  "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "cudaErrorCallRequiresNewerDriver",
+        "API call is not supported in the installed CUDA driver",
         "an API needs a newer driver (minor-version compatibility limit)"},
   {46,  "CUDA_ERROR_DEVICE_UNAVAILABLE", "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable",
         "exclusive-process mode and the GPU is taken, or compute prohibited"},
@@ -62,7 +62,8 @@ const std::vector<CudaErrorInfo> kCudaErrors = {
         "the driver's PTX JIT library (libnvidia-ptxjitcompiler) is missing"},
   {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "cudaErrorUnsupportedPtxVersion", "the provided PTX was compiled with an unsupported toolchain.",
         "PTX from a newer toolkit than the driver"},
-  {226, "CUDA_ERROR_CONTAINED", "cudaErrorContained", nullptr,
+  {226, "CUDA_ERROR_CONTAINED", "cudaErrorContained",
+        "Invalid access of peer GPU memory over nvlink or a hardware error",
         "a contained memory error (pairs with Xid 94): the process must restart"},
   {304, "CUDA_ERROR_OPERATING_SYSTEM", "cudaErrorOperatingSystem", "OS call failed or operation not supported on this OS",
         "an OS call failed (device node permission, cgroup)"},
@@ -86,15 +87,16 @@ const std::vector<CudaErrorInfo> kCudaErrors = {
   {806, "CUDA_ERROR_MPS_RPC_FAILURE", "cudaErrorMpsRpcFailure", "the remote procedural call between the MPS server and the MPS client failed", "MPS failure"},
   {807, "CUDA_ERROR_MPS_SERVER_NOT_READY", "cudaErrorMpsServerNotReady", "MPS server is not ready to accept new MPS client requests", "MPS server not ready"},
   {808, "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED", "cudaErrorMpsMaxClientsReached", "the hardware resources required to create MPS client have been exhausted", "MPS client limit"},
-  // Runtime names of 809-812 are unverified in the facts (§11.5); they are
-  // in CUDA 12.x driver_types.h.
   {809, "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED", "cudaErrorMpsMaxConnectionsReached",
         "the hardware resources required to support device connections have been exhausted", "MPS connection limit"},
   {810, "CUDA_ERROR_MPS_CLIENT_TERMINATED", "cudaErrorMpsClientTerminated", "the MPS client has been terminated by the server",
         "the MPS server terminated this client; the process must restart"},
-  {811, "CUDA_ERROR_CDP_NOT_SUPPORTED", "cudaErrorCdpNotSupported", nullptr,
+  // 811's text starts with a verb: it is libcudart's, verbatim.
+  {811, "CUDA_ERROR_CDP_NOT_SUPPORTED", "cudaErrorCdpNotSupported",
+        "is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it",
         "CUDA dynamic parallelism is not supported in this configuration (e.g. under MPS)"},
-  {812, "CUDA_ERROR_CDP_VERSION_MISMATCH", "cudaErrorCdpVersionMismatch", nullptr,
+  {812, "CUDA_ERROR_CDP_VERSION_MISMATCH", "cudaErrorCdpVersionMismatch",
+        "unsupported interaction between different versions of CUDA Dynamic Parallelism",
         "the program mixes unsupported CUDA dynamic parallelism versions"},
   {909, "CUDA_ERROR_TIMEOUT", "cudaErrorTimeout", "wait operation timed out", "timeout"},
   {999, "CUDA_ERROR_UNKNOWN", "cudaErrorUnknown", "unknown error",
@@ -116,8 +118,11 @@ const char* const kNvmlNames[] = {
 };
 
 // nvmlErrorString texts. The facts (§4.1, §11.13) leave every one
-// unverified; "Driver/library version mismatch" is what nvidia-smi prints
-// for 18 in public reports, the rest are the well-known library texts.
+// unverified; "Driver/library version mismatch" (18) and "GPU access blocked
+// by the operating system" (17, NVML_ERROR_OPERATING_SYSTEM: cgroups, a
+// container runtime or WSL deny the device) are what nvidia-smi prints after
+// "Failed to initialize NVML: " in public reports, the rest are the
+// well-known library texts.
 const struct {
   const char* text;
   int rc;
@@ -126,6 +131,7 @@ const struct {
   {"Insufficient Permissions", 4},
   {"Driver Not Loaded", 9},
   {"GPU is lost", 15},
+  {"GPU access blocked by the operating system", 17},
   {"Driver/library version mismatch", 18},
   {"Unknown Error", 999},
 };

@@ -48,7 +48,7 @@ Api resolve_api(void* lib) {
   a.processes = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)>(
       lib, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
   a.fabric =
-      resolve<nvmlReturn_t(nvmlDevice_t, FabricInfoV2*)>(lib, {"nvmlDeviceGetGpuFabricInfoV"});
+      resolve<nvmlReturn_t(nvmlDevice_t, FabricInfoV3*)>(lib, {"nvmlDeviceGetGpuFabricInfoV"});
   a.max_mig =
       resolve<nvmlReturn_t(nvmlDevice_t, unsigned*)>(lib, {"nvmlDeviceGetMaxMigDeviceCount"});
   a.mig_handle = resolve<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)>(
@@ -134,9 +134,15 @@ void read_processes(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std:
 
 void read_fabric_and_mig(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
                          NvmlGpu* g) {
-  FabricInfoV2 fi{};
-  fi.version = kFabricInfoV2;
+  // v3 first; v2 (deprecated) only from a driver that does not know v3.
+  FabricInfoV3 fi{};
+  fi.version = kFabricInfoV3;
   int rc = ask(out, a.fabric, at, [&](auto f) { return f(dev, &fi); });
+  if (rc == kArgumentVersionMismatch) {
+    fi = FabricInfoV3{};
+    fi.version = kFabricInfoV2;
+    rc = ask(out, a.fabric, at + " v2", [&](auto f) { return f(dev, &fi); });
+  }
   g->fabric_state.rc = g->fabric_status.rc = rc;
   if (rc == kSuccess) {
     g->fabric_state.value = fi.state;

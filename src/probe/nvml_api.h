@@ -4,6 +4,9 @@
 // No SDK header: the few types used are declared here with the ABI of
 // shared/reference/nvidia-facts.md §4.3/§4.4 (NVIDIA's nvml.h as copied in
 // NVIDIA/go-nvml, CUDA 13.3 header, transcribed 2026-12; LP64 layouts).
+// Every struct's size and field offsets are checked at compile time against
+// the numbers of that header (probe/nvidia_abi.h), and against the header
+// itself where it is installed (tests/abi/nvml_abi_test.cc).
 // Versioned symbols are resolved newest first; a missing one leaves its
 // value's rc at -1.
 #pragma once
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "probe/hw_common.h"
+#include "probe/nvidia_abi.h"
 #include "snapshot/snapshot.h"
 
 namespace gd::nvml {
@@ -22,9 +26,10 @@ using nvmlDevice_t = struct nvmlDevice_opaque*;
 
 // nvmlReturn_t values (§4.1).
 constexpr nvmlReturn_t kSuccess = 0;
-constexpr nvmlReturn_t kInvalidArgument = 2;   // NVML_ERROR_INVALID_ARGUMENT
-constexpr nvmlReturn_t kNotSupported = 3;      // NVML_ERROR_NOT_SUPPORTED
-constexpr nvmlReturn_t kInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr nvmlReturn_t kInvalidArgument = 2;           // NVML_ERROR_INVALID_ARGUMENT
+constexpr nvmlReturn_t kNotSupported = 3;              // NVML_ERROR_NOT_SUPPORTED
+constexpr nvmlReturn_t kInsufficientSize = 7;          // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr nvmlReturn_t kArgumentVersionMismatch = 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
 
 constexpr unsigned kBufferSize = 96;  // NVML_DEVICE_NAME_V2/UUID_V2_BUFFER_SIZE
 constexpr unsigned kMaxGpus = 64;     // more than any machine; bounds a garbled count
@@ -40,15 +45,14 @@ struct PciInfo {  // nvmlPciInfo_t
   unsigned int pciSubSystemId;
   char busId[32];  // "00000000:17:00.0"
 };
-static_assert(sizeof(PciInfo) == 68 && offsetof(PciInfo, pciDeviceId) == 28 &&
-              offsetof(PciInfo, busId) == 36);
+GD_ABI_NVML_PCI_INFO(PciInfo);
 
 struct Memory {  // nvmlMemory_t, bytes
   unsigned long long total;
   unsigned long long free;
   unsigned long long used;
 };
-static_assert(sizeof(Memory) == 24);
+GD_ABI_NVML_MEMORY(Memory);
 
 struct ProcessInfo {  // nvmlProcessInfo_v2_t, used by the _v2 and _v3 calls
   unsigned int pid;
@@ -56,9 +60,15 @@ struct ProcessInfo {  // nvmlProcessInfo_v2_t, used by the _v2 and _v3 calls
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
-static_assert(sizeof(ProcessInfo) == 24 && offsetof(ProcessInfo, usedGpuMemory) == 8);
+GD_ABI_NVML_PROCESS_INFO_V2(ProcessInfo);
 constexpr unsigned long long kValueNotAvailable = ~0ull;
 
+// nvmlDeviceGetGpuFabricInfoV takes the struct version the caller asks
+// for in its first word. v3 is current and v2 deprecated (NVML API 13); a
+// driver older than v3 answers a v3 request with
+// NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML's reply to a struct version it
+// does not know, and v2 then. v2 is a prefix of v3, so one v3 buffer serves
+// both requests.
 struct FabricInfoV2 {  // nvmlGpuFabricInfo_v2_t
   unsigned int version;
   unsigned char clusterUuid[16];
@@ -67,14 +77,26 @@ struct FabricInfoV2 {  // nvmlGpuFabricInfo_v2_t
   unsigned char state;  // 0 not supported, 1 not started, 2 in progress, 3 completed
   unsigned int healthMask;
 };
-static_assert(sizeof(FabricInfoV2) == 36 && offsetof(FabricInfoV2, state) == 28);
+GD_ABI_NVML_FABRIC_INFO_V2(FabricInfoV2);
 constexpr unsigned int kFabricInfoV2 = sizeof(FabricInfoV2) | (2u << 24);  // 0x02000024
+
+struct FabricInfoV3 {  // nvmlGpuFabricInfo_v3_t, nvmlGpuFabricInfoV_t
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+  unsigned char healthSummary;  // 0 not supported, 1 healthy, 2 unhealthy, 3 limited capacity
+};
+GD_ABI_NVML_FABRIC_INFO_V3(FabricInfoV3);
+constexpr unsigned int kFabricInfoV3 = sizeof(FabricInfoV3) | (3u << 24);  // 0x03000028
 
 struct Utilization {  // nvmlUtilization_t, percent
   unsigned int gpu;
   unsigned int memory;
 };
-static_assert(sizeof(Utilization) == 8);
+GD_ABI_NVML_UTILIZATION(Utilization);
 
 union Value {  // nvmlValue_t
   double dVal;
@@ -85,7 +107,7 @@ union Value {  // nvmlValue_t
   signed long long sllVal;
   unsigned short usVal;
 };
-static_assert(sizeof(Value) == 8);
+GD_ABI_NVML_VALUE(Value);
 
 struct FieldValue {      // nvmlFieldValue_t
   unsigned int fieldId;  // in
@@ -96,8 +118,7 @@ struct FieldValue {      // nvmlFieldValue_t
   nvmlReturn_t nvmlReturn;  // this entry's own status
   Value value;
 };
-static_assert(sizeof(FieldValue) == 40 && offsetof(FieldValue, valueType) == 24 &&
-              offsetof(FieldValue, nvmlReturn) == 28 && offsetof(FieldValue, value) == 32);
+GD_ABI_NVML_FIELD_VALUE(FieldValue);
 
 struct Api {
   // Identity, modes, processes (nvml.cc).
@@ -121,7 +142,7 @@ struct Api {
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> arch;
   Sym<nvmlReturn_t(nvmlDevice_t, int, unsigned*)> max_clock;
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)> processes;
-  Sym<nvmlReturn_t(nvmlDevice_t, FabricInfoV2*)> fabric;
+  Sym<nvmlReturn_t(nvmlDevice_t, FabricInfoV3*)> fabric;  // v3 first, then v2
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> max_mig;
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)> mig_handle;
 

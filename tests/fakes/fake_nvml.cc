@@ -29,7 +29,7 @@ typedef struct nvmlMemory_st {
   unsigned long long free;
   unsigned long long used;
 } nvmlMemory_t;
-static_assert(sizeof(nvmlMemory_t) == 24);
+GD_ABI_NVML_MEMORY(nvmlMemory_t);
 
 typedef struct nvmlProcessInfo_v2_st {
   unsigned int pid;
@@ -37,7 +37,7 @@ typedef struct nvmlProcessInfo_v2_st {
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
-static_assert(sizeof(nvmlProcessInfo_t) == 24 && offsetof(nvmlProcessInfo_t, gpuInstanceId) == 16);
+GD_ABI_NVML_PROCESS_INFO_V2(nvmlProcessInfo_t);
 
 typedef struct {
   unsigned int version;
@@ -47,9 +47,21 @@ typedef struct {
   unsigned char state;
   unsigned int healthMask;
 } nvmlGpuFabricInfo_v2_t;
-static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36 &&
-              offsetof(nvmlGpuFabricInfo_v2_t, state) == 28);
+GD_ABI_NVML_FABRIC_INFO_V2(nvmlGpuFabricInfo_v2_t);
 constexpr unsigned int kFabricInfoV2 = 0x02000024;  // NVML_STRUCT_VERSION(GpuFabricInfo, 2)
+
+typedef struct {
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  unsigned char state;
+  unsigned int healthMask;
+  unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
+GD_ABI_NVML_FABRIC_INFO_V3(nvmlGpuFabricInfo_v3_t);
+constexpr unsigned int kFabricInfoV3 = 0x03000028;  // NVML_STRUCT_VERSION(GpuFabricInfo, 3)
 
 namespace {
 
@@ -170,8 +182,8 @@ FAKE_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
       return "Function Not Found";
     case 15:
       return "GPU is lost";
-    case 17:
-      return "OS Call Failed";
+    case 17:  // NVML_ERROR_OPERATING_SYSTEM: cgroups or a container deny /dev/nvidia*
+      return "GPU access blocked by the operating system";
     case 18:
       return "Driver/library version mismatch";
     case 25:
@@ -341,16 +353,27 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t de
   return kSuccess;
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev,
-                                                     nvmlGpuFabricInfo_v2_t* info) {
+// Takes the struct version named in the first word, v3 (current) or v2
+// (deprecated); anything else is ARGUMENT_VERSION_MISMATCH, as from real
+// NVML. An error keyed "nvmlDeviceGetGpuFabricInfoV(v3)" answers only v3
+// requests: "...(v3)": 25 is a driver that predates v3.
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev, nvmlGpuFabricInfoV_t* info) {
   if (int rc = device_call("nvmlDeviceGetGpuFabricInfoV", dev, info)) return rc;
-  if (info->version != kFabricInfoV2) return kArgumentVersionMismatch;
+  if (info->version != kFabricInfoV3 && info->version != kFabricInfoV2) {
+    return kArgumentVersionMismatch;
+  }
+  if (info->version == kFabricInfoV3) {
+    if (int rc = fake::inject("nvmlDeviceGetGpuFabricInfoV(v3)", dev->gpu)) return rc;
+  }
   if (!dev->gpu->fabric_supported) return kNotSupported;
+  // v2's fields sit at the same offsets in v3 (both layouts are asserted
+  // above); a v2 caller's 36-byte buffer ends before healthSummary.
   std::memset(info->clusterUuid, 0, sizeof info->clusterUuid);
   info->status = dev->gpu->fabric_status;
   info->cliqueId = 0;
   info->state = static_cast<unsigned char>(dev->gpu->fabric_state);
   info->healthMask = 0;
+  if (info->version == kFabricInfoV3) info->healthSummary = 0;  // NOT_SUPPORTED
   return kSuccess;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "../../src/probe/nvidia_abi.h"
 #include "scenario.h"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -27,8 +28,7 @@ typedef struct nvmlPciInfo_st {
   unsigned int pciSubSystemId;
   char busId[32];
 } nvmlPciInfo_t;
-static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, pciDeviceId) == 28 &&
-              offsetof(nvmlPciInfo_t, busId) == 36);
+GD_ABI_NVML_PCI_INFO(nvmlPciInfo_t);
 
 namespace fake::nvml {
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "../../src/probe/nvidia_abi.h"
 #include "fake_nvml.h"
 #include "scenario.h"
 
@@ -22,7 +23,7 @@ typedef struct nvmlUtilization_st {
   unsigned int gpu;
   unsigned int memory;
 } nvmlUtilization_t;
-static_assert(sizeof(nvmlUtilization_t) == 8);
+GD_ABI_NVML_UTILIZATION(nvmlUtilization_t);
 
 typedef union nvmlValue_st {
   double dVal;
@@ -33,6 +34,7 @@ typedef union nvmlValue_st {
   signed long long sllVal;
   unsigned short usVal;
 } nvmlValue_t;
+GD_ABI_NVML_VALUE(nvmlValue_t);
 
 typedef struct nvmlFieldValue_st {
   unsigned int fieldId;
@@ -43,8 +45,7 @@ typedef struct nvmlFieldValue_st {
   nvmlReturn_t nvmlReturn;
   nvmlValue_t value;
 } nvmlFieldValue_t;
-static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, nvmlReturn) == 28 &&
-              offsetof(nvmlFieldValue_t, value) == 32);
+GD_ABI_NVML_FIELD_VALUE(nvmlFieldValue_t);
 
 namespace {
 

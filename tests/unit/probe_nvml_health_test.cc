@@ -363,5 +363,51 @@ TEST(ProbeNvmlHealth, NoPagesRetiredIsSuccessAndZeroAndMissingThresholdsAreNotSu
   EXPECT_TRUE(n.topology.empty());  // one GPU: no pairs
 }
 
+// --- the fabric struct version -------------------------------------------------
+
+// nvmlDeviceGetGpuFabricInfoV takes v3 (nvml.h, NVML API 13) first; v2, now
+// deprecated, only from a driver that rejects v3 as an unknown version.
+constexpr const char* kFabricGpu = R"("gpus": [{"bus_id": "0000:18:00.0",
+    "name": "NVIDIA H100 80GB HBM3", "fabric": {"state": 3, "status": 0}}])";
+constexpr int kArgumentVersionMismatch = 25;
+
+TEST(ProbeNvmlFabric, TheCurrentStructVersionAnswers) {
+  TempScenario sc(std::string("{") + kFabricGpu + "}");
+  NvmlInfo n = probe_file(sc.path());
+  ASSERT_EQ(n.gpus.size(), 1u);
+  EXPECT_TRUE(is(n.gpus[0].fabric_state, 3));
+  EXPECT_TRUE(is(n.gpus[0].fabric_status, 0));
+}
+
+// The fake answers v3 requests alone with this error: that the probe sees
+// it proves v3 was asked, and no other error than a version mismatch
+// sends the probe to v2.
+TEST(ProbeNvmlFabric, V3IsAskedFirstAndOnlyAVersionMismatchFallsBack) {
+  TempScenario sc(std::string("{") + kFabricGpu +
+                  R"j(, "errors": {"nvmlDeviceGetGpuFabricInfoV(v3)": 15}})j");
+  NvmlInfo n = probe_file(sc.path());
+  ASSERT_EQ(n.gpus.size(), 1u);
+  EXPECT_EQ(n.gpus[0].fabric_state.rc, kGpuIsLost);
+  EXPECT_EQ(n.gpus[0].fabric_status.rc, kGpuIsLost);
+}
+
+TEST(ProbeNvmlFabric, ADriverWithoutV3AnswersV2) {
+  TempScenario sc(std::string("{") + kFabricGpu +
+                  R"j(, "errors": {"nvmlDeviceGetGpuFabricInfoV(v3)": )j" +
+                  std::to_string(kArgumentVersionMismatch) + "}}");
+  NvmlInfo n = probe_file(sc.path());
+  ASSERT_EQ(n.gpus.size(), 1u);
+  EXPECT_TRUE(is(n.gpus[0].fabric_state, 3));
+  EXPECT_TRUE(is(n.gpus[0].fabric_status, 0));
+}
+
+// A GPU without a fabric answers NOT_SUPPORTED to either version.
+TEST(ProbeNvmlFabric, NoFabricIsNotSupported) {
+  TempScenario sc(R"({"gpus": [{"bus_id": "0000:01:00.0"}]})");
+  NvmlInfo n = probe_file(sc.path());
+  ASSERT_EQ(n.gpus.size(), 1u);
+  EXPECT_EQ(n.gpus[0].fabric_state.rc, kNotSupported);
+}
+
 }  // namespace
 }  // namespace gd
