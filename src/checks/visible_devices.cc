@@ -281,8 +281,10 @@ Finding invalid(const Ctx& c) {
                                    "CUDA then drops the whole list",
                                    bad.text, *r.stop + 1));
     } else if (!hidden.empty()) {
+      // With a GPU left before the rejected entry CUDA starts, on fewer GPUs
+      // than the job asked for: a warning that says which, not a failed start.
       f = make_finding(
-          kInvalid, Severity::kFail,
+          kInvalid, r.visible.empty() ? Severity::kFail : Severity::kWarn,
           fmt::format("CUDA_VISIBLE_DEVICES stops at \"{}\" (entry {}): CUDA uses {} and silently "
                       "drops {}",
                       bad.text, *r.stop + 1, kept, quoted_entries(r, hidden)));
