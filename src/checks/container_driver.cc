@@ -2,6 +2,7 @@
 // into the image instead of mounted from the host) whose version differs
 // from the host's kernel module.
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
 
@@ -15,30 +16,34 @@ std::vector<Finding> check_container_driver(const Snapshot& s, const Config&) {
                           "The host's kernel module version is unknown (driver not "
                           "loaded).");
   }
-  std::vector<std::string> bad;
-  int compared = 0;
+  // Each library's version against the host module's, numerically
+  // (560.35.03 is 560.35.3), stated in the finding either way.
+  std::vector<Comparison> compared;
   for (const auto& [path, version] : s.container.driver_libraries) {
     // cuda-compat libraries differ on purpose; cuda.compat-* judges them.
     if (contains(path, "/compat/") || version.empty()) continue;
-    ++compared;
-    if (version != s.driver.version) bad.push_back(path + " is version " + version);
+    compared.push_back(compare_versions(path + " version vs the host kernel module's", version,
+                                        "==", s.driver.version));
   }
-  if (compared == 0) {
+  if (compared.empty()) {
     return not_applicable(kId,
                           "No versioned NVIDIA driver library is visible in this "
                           "container.");
   }
-  if (bad.empty()) {
-    return all_ok(kId, "The " + std::to_string(compared) +
-                           " driver libraries in this container match the host module " +
-                           s.driver.version + ".");
+  if (all_met(compared)) {
+    Finding ok = make_finding(kId, Severity::kOk,
+                              "The " + std::to_string(compared.size()) +
+                                  " driver libraries in this container match the host module " +
+                                  s.driver.version + ".");
+    for (auto& c : compared) add_comparison(&ok, std::move(c));
+    return {ok};
   }
   Finding f = make_finding(kId, Severity::kFail,
                            "The container's NVIDIA driver libraries are a different version than "
                            "the host's kernel module " +
                                s.driver.version + ".");
   f.evidence.push_back("host kernel module: " + s.driver.version);
-  for (auto& b : bad) f.evidence.push_back(b);
+  for (auto& c : compared) add_comparison(&f, std::move(c));
   f.remedy = {
       "Do not install the NVIDIA driver in the image (remove nvidia-driver-*/libnvidia-compute-* "
       "from the Dockerfile); the container toolkit mounts the host's libraries: docker run "

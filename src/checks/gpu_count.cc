@@ -7,6 +7,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "checks/cuda_visible.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
@@ -113,12 +114,20 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
 
   std::vector<std::string> missing;
   std::vector<std::string> detail;
+  // The counts the verdict rests on: of the expected GPUs, how many NVML and
+  // CUDA list (by bus id, so a count that matches by accident does not pass).
+  int nvml_found = 0, cuda_found = 0, cuda_expected = 0;
   for (const auto& bdf : expected) {
     std::vector<std::string> lacks;
     if (nvml && !contains(nvml_bdfs, bdf)) lacks.push_back("NVML");
+    if (nvml && contains(nvml_bdfs, bdf)) ++nvml_found;
     // MIG GPUs appear in CUDA as at most one instance: not comparable.
     const NvmlGpu* ng = nvml_gpu_by_bdf(s, bdf);
     bool mig = ng != nullptr && ng->mig_mode_current.ok() && ng->mig_mode_current.value == 1;
+    if (run != nullptr && !mig) {
+      ++cuda_expected;
+      if (contains(cuda_bdfs, bdf)) ++cuda_found;
+    }
     if (run != nullptr && !mig && !contains(cuda_bdfs, bdf)) lacks.push_back("CUDA");
     if (lacks.empty()) continue;
     missing.push_back(bdf);
@@ -130,6 +139,16 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     detail.push_back(fmt::format("{} is missing from {}{}", bdf, join(lacks, " and "),
                                  driver.empty() ? "" : " (PCI: " + driver + ")"));
   }
+  std::vector<Comparison> counts;
+  if (nvml) {
+    counts.push_back(compare_numbers("GPUs on " + expected_from + " that NVML lists vs all of them",
+                                     nvml_found, "==", static_cast<double>(expected.size())));
+  }
+  if (run != nullptr && cuda_expected > 0) {
+    counts.push_back(compare_numbers(
+        "GPUs on " + expected_from + " (MIG ones aside) that CUDA lists vs all of them", cuda_found,
+        "==", cuda_expected));
+  }
   if (missing.empty()) {
     Finding f = make_finding(
         kId, Severity::kOk,
@@ -138,6 +157,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
             expected_from, nvml ? fmt::format(": NVML sees {}", nvml_bdfs.size()) : std::string(),
             run != nullptr ? fmt::format(", CUDA sees {}", run->device_count) : std::string()));
     f.evidence = ev;
+    for (auto& x : counts) add_comparison(&f, std::move(x));
     return {f};
   }
   Finding f =
@@ -148,6 +168,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
   f.gpus = missing;
   f.evidence = ev;
   f.evidence.insert(f.evidence.end(), detail.begin(), detail.end());
+  for (auto& x : counts) add_comparison(&f, std::move(x));
   f.remedy = {
       "this is usually a symptom: the findings ranked above it name the cause",
       fmt::format("lspci -nnk -s {}   # which driver holds the GPU", missing[0].substr(5)),

@@ -3,6 +3,7 @@
 // classic state after a driver upgrade without a reboot.
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
 
@@ -22,18 +23,32 @@ std::vector<Finding> check_library_mismatch(const Snapshot& s, const Config&) {
     return not_applicable(kId, "The NVIDIA kernel driver is not loaded (see driver.not-loaded).");
   }
   const std::string& kernel = s.driver.version;
+  // Every version compared with the module's is stated (numerically:
+  // 560.35.03 is 560.35.3); the verdict is whether one of them, or an error
+  // code that only a mismatch gives, says the versions differ.
+  Finding f = make_finding(
+      kId, Severity::kFail,
+      "The NVIDIA user-space libraries and the loaded kernel module are different driver "
+      "versions (typically a driver update without a reboot).");
   std::vector<std::string> evidence;
+  std::vector<Comparison> compared;
 
   if (s.nvml.init_rc == kNvmlLibRmVersionMismatch) {
-    evidence.push_back(s.nvml.init_symbol.empty() ? std::string("nvmlInit") : s.nvml.init_symbol);
-    evidence.back() += " returned " + nvml_error(s.nvml.init_rc);
+    std::string call = s.nvml.init_symbol.empty() ? std::string("nvmlInit") : s.nvml.init_symbol;
+    evidence.push_back(call + " returned " + nvml_error(s.nvml.init_rc));
+    compared.push_back(compare_numbers(
+        call + "'s return vs NVML_ERROR_LIB_RM_VERSION_MISMATCH (18), given only on a mismatch",
+        s.nvml.init_rc, "!=", kNvmlLibRmVersionMismatch));
   }
-  if (s.nvml.driver_version.ok() && !kernel.empty() && s.nvml.driver_version.value != kernel) {
-    evidence.push_back("NVML reports driver " + s.nvml.driver_version.value +
-                       ", the kernel module is " + kernel);
+  if (s.nvml.driver_version.ok() && !kernel.empty()) {
+    compared.push_back(compare_versions(
+        "driver version NVML reports (nvmlSystemGetDriverVersion) vs the kernel module's",
+        s.nvml.driver_version.value, "==", kernel));
   }
-  if (auto v = library_file_version(s.nvml.library_loaded); v && !kernel.empty() && *v != kernel) {
-    evidence.push_back("NVML library " + s.nvml.library_loaded + " is version " + *v);
+  if (auto v = library_file_version(s.nvml.library_loaded); v && !kernel.empty()) {
+    compared.push_back(compare_versions(
+        "NVML library " + s.nvml.library_loaded + " version vs the kernel module's", *v,
+        "==", kernel));
   }
 
   const CudaRun* r = user_cuda_run(s);
@@ -41,28 +56,37 @@ std::vector<Finding> check_library_mismatch(const Snapshot& s, const Config&) {
   if (r != nullptr && !compat) {
     if (run_has_rc(r, kCudaSystemDriverMismatch)) {
       for (auto& line : cuda_error_lines(*r)) evidence.push_back(line);
+      compared.push_back(compare_numbers(
+          "CUDA's error vs CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803), given only on a mismatch",
+          kCudaSystemDriverMismatch, "!=", kCudaSystemDriverMismatch));
     }
-    if (auto v = library_file_version(r->library_loaded); v && !kernel.empty() && *v != kernel) {
-      evidence.push_back("libcuda " + r->library_loaded + " is version " + *v);
+    if (auto v = library_file_version(r->library_loaded); v && !kernel.empty()) {
+      compared.push_back(compare_versions(
+          "libcuda " + r->library_loaded + " version vs the kernel module's", *v, "==", kernel));
     }
   }
 
-  if (evidence.empty()) {
+  if (all_met(compared)) {
     if (s.nvml.library_loaded.empty() && (r == nullptr || r->library_loaded.empty())) {
       return not_applicable(kId, "Neither NVML nor libcuda could be loaded to compare versions.");
     }
     std::string summary = "The user-space driver libraries match the kernel module";
     if (!kernel.empty()) summary += " (" + kernel + ")";
-    return all_ok(kId, summary + ".");
+    Finding ok = make_finding(kId, Severity::kOk, summary + ".");
+    for (auto& c : compared) add_comparison(&ok, std::move(c));
+    if (compared.empty()) {
+      add_not_compared(&ok, "the driver libraries' versions vs the kernel module's",
+                       kernel.empty() ? "the kernel module's version"
+                                      : "every library's version (no versioned file name, no "
+                                        "NVML driver version)");
+    }
+    return {ok};
   }
-  Finding f = make_finding(
-      kId, Severity::kFail,
-      "The NVIDIA user-space libraries and the loaded kernel module are different driver "
-      "versions (typically a driver update without a reboot).");
   f.evidence.push_back(
       "kernel module: " + (kernel.empty() ? std::string("version unknown") : kernel) +
       (s.driver.version_line.empty() ? "" : " (" + s.driver.version_line + ")"));
   for (auto& e : evidence) f.evidence.push_back(e);
+  for (auto& c : compared) add_comparison(&f, std::move(c));
   f.remedy = {
       "sudo reboot   # loads the kernel module that matches the installed libraries",
       "Without a reboot: stop what uses the GPUs (nvidia-persistenced, nv-fabricmanager, "

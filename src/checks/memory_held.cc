@@ -5,6 +5,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
 
@@ -31,7 +32,19 @@ bool gpu_mostly_free(const NvmlGpu& g, double fraction) {
          fraction;
 }
 
-Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double share) {
+// The requirement, in exact bytes: used at most the configured share of the
+// total (memory_held_fraction).
+Comparison held_comparison(const Config& c, const NvmlGpu& g) {
+  auto limit = static_cast<uint64_t>(static_cast<double>(g.memory_total_bytes.value) *
+                                     c.memory_held_fraction);
+  return compare_bytes(
+      fmt::format("{} GPU memory used vs {:.0f}% of its total {}", g.pci_bus_id.value,
+                  c.memory_held_fraction * 100, bytes_exact(g.memory_total_bytes.value)),
+      g.memory_used_bytes.value, "<=", limit);
+}
+
+Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double share,
+                 Comparison held) {
   const std::string& bdf = g.pci_bus_id.value;
   std::vector<NvmlProcess> procs;
   if (g.processes.ok()) procs = g.processes.value;
@@ -58,6 +71,7 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
   f.evidence.push_back(fmt::format(
       "memory used {} of {} ({:.1f}%; threshold {:.0f}%)", bytes_exact(g.memory_used_bytes.value),
       bytes_exact(g.memory_total_bytes.value), share * 100, c.memory_held_fraction * 100));
+  add_comparison(&f, std::move(held));
   std::vector<std::string> pids;
   for (const auto& p : procs) {
     pids.push_back(std::to_string(p.pid));
@@ -102,6 +116,7 @@ std::vector<Finding> check_memory_held(const Snapshot& s, const Config& c) {
   }
   std::vector<Finding> out;
   std::vector<std::string> fine;
+  std::vector<Comparison> fine_cmps;
   for (const auto& g : s.nvml.gpus) {
     if (!g.pci_bus_id.ok() || !g.memory_total_bytes.ok() || !g.memory_used_bytes.ok() ||
         g.memory_total_bytes.value == 0) {
@@ -109,9 +124,11 @@ std::vector<Finding> check_memory_held(const Snapshot& s, const Config& c) {
     }
     double share = static_cast<double>(g.memory_used_bytes.value) /
                    static_cast<double>(g.memory_total_bytes.value);
-    if (share > c.memory_held_fraction) {
-      out.push_back(full_gpu(s, c, g, share));
+    Comparison held = held_comparison(c, g);
+    if (!held.met) {
+      out.push_back(full_gpu(s, c, g, share, std::move(held)));
     } else {
+      fine_cmps.push_back(std::move(held));
       fine.push_back(fmt::format("{}: {} of {} used", g.pci_bus_id.value,
                                  format_bytes(g.memory_used_bytes.value),
                                  format_bytes(g.memory_total_bytes.value)));
@@ -123,6 +140,7 @@ std::vector<Finding> check_memory_held(const Snapshot& s, const Config& c) {
       make_finding(kId, Severity::kOk,
                    fmt::format("no GPU is more than {:.0f}% full", c.memory_held_fraction * 100));
   f.evidence = fine;
+  for (auto& x : fine_cmps) add_comparison(&f, std::move(x));
   return {f};
 }
 

@@ -26,6 +26,7 @@
 
 #include "catalog/gpu_perf.h"
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "checks/util.h"
 
 namespace gd {
@@ -109,8 +110,10 @@ std::vector<Finding> check_pcie_link(const Snapshot& s, const Config& c) {
   struct SlotLimited {
     std::string bdf, what;
     std::vector<std::string> evidence;
+    std::vector<Comparison> comparisons;
   };
   std::vector<SlotLimited> slot_limited;
+  std::vector<Comparison> healthy;  // the links at full width, for the ok finding
   int judged = 0, idle_slow = 0, unknown_load_slow = 0;
   for (const PciDevice* d : gpus) {
     Link l = read_link(s, *d);
@@ -121,12 +124,25 @@ std::vector<Finding> check_pcie_link(const Snapshot& s, const Config& c) {
     Finding f = make_finding(kId, Severity::kOk, "");
     f.gpus = {d->bdf};
     std::vector<std::string> what;
-    if (l.width > 0 && l.slot_max_width > 0 && l.width < l.slot_max_width) {
-      f.severity = Severity::kWarn;
-      what.push_back(fmt::format("runs at {} of {}", lanes(l.width), lanes(l.slot_max_width)));
+    // The requirements judged, width against width and (busy) speed against
+    // speed; the verdict is whether one is unmet.
+    std::vector<Comparison> cmps;
+    if (l.width > 0 && l.slot_max_width > 0) {
+      cmps.push_back(compare_numbers(
+          d->bdf + " PCIe link width (lanes) vs the most the GPU and its slot allow", l.width,
+          ">=", l.slot_max_width));
+      if (!cmps.back().met) {
+        f.severity = Severity::kWarn;
+        what.push_back(fmt::format("runs at {} of {}", lanes(l.width), lanes(l.slot_max_width)));
+      }
     }
     if (l.speed > 0 && l.slot_max_speed > 0 && l.speed < l.slot_max_speed) {
       if (busy) {
+        cmps.push_back(compare_numbers(
+            fmt::format("{} PCIe link speed (GT/s) at {} % utilization vs the most the GPU and "
+                        "its slot allow",
+                        d->bdf, *l.utilization_pct),
+            l.speed, ">=", l.slot_max_speed));
         f.severity = Severity::kWarn;
         what.push_back(fmt::format("runs at {} of {} while {} % busy", gts(l.speed),
                                    gts(l.slot_max_speed), *l.utilization_pct));
@@ -140,6 +156,7 @@ std::vector<Finding> check_pcie_link(const Snapshot& s, const Config& c) {
       f.summary = fmt::format("GPU {}'s PCIe link {}: host<->GPU transfers are slower", d->bdf,
                               join(what, " and "));
       f.evidence = l.evidence;
+      for (auto& x : cmps) add_comparison(&f, std::move(x));
       f.remedy = {
           fmt::format("Check the link: sudo lspci -vv -s {} | grep -e LnkCap -e LnkSta", d->bdf),
           "Reseat the GPU and any riser or cable; try another slot.",
@@ -161,7 +178,9 @@ std::vector<Finding> check_pcie_link(const Snapshot& s, const Config& c) {
           fmt::format("{} (the GPU can do {})", gts(l.slot_max_speed), gts(l.gpu_max_speed)));
     }
     if (!slot.empty()) {
-      slot_limited.push_back({d->bdf, join(slot, " and "), l.evidence});
+      slot_limited.push_back({d->bdf, join(slot, " and "), l.evidence, cmps});
+    } else {
+      healthy.insert(healthy.end(), cmps.begin(), cmps.end());
     }
   }
   if (judged == 0) {
@@ -177,6 +196,7 @@ std::vector<Finding> check_pcie_link(const Snapshot& s, const Config& c) {
       f.gpus.push_back(x.bdf);
       each.push_back(x.bdf + ": " + x.what);
       f.evidence.insert(f.evidence.end(), x.evidence.begin(), x.evidence.end());
+      for (const auto& cmp : x.comparisons) add_comparison(&f, cmp);
     }
     size_t n = slot_limited.size();
     f.summary = fmt::format(
@@ -203,7 +223,13 @@ std::vector<Finding> check_pcie_link(const Snapshot& s, const Config& c) {
         "(NVML), so it cannot be told from idle power saving",
         unknown_load_slow, unknown_load_slow == 1 ? "" : "s");
   }
-  return all_ok(kId, summary + ".");
+  Finding ok = make_finding(kId, Severity::kOk, summary + ".");
+  for (auto& x : healthy) add_comparison(&ok, std::move(x));
+  if (healthy.empty()) {
+    add_not_compared(&ok, "PCIe link width vs the most the GPU and its slot allow",
+                     "every GPU's current or maximum link width");
+  }
+  return {ok};
 }
 
 }  // namespace gd

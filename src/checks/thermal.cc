@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "checks/checks.h"
+#include "checks/compare.h"
 #include "checks/health_util.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
@@ -37,6 +38,15 @@ Severity judge(int t, const Levels& l) {
   return Severity::kOk;
 }
 
+// The requirements judge() tested, stated: below the warning temperature
+// and, for a GPU that is not, below the fail temperature too.
+void state_levels(std::vector<Comparison>* out, const std::string& what, int t, const Levels& l) {
+  out->push_back(compare_numbers(what + " (°C) vs the warning temperature", t, "<", l.warn_c));
+  if (t >= l.warn_c) {
+    out->push_back(compare_numbers(what + " (°C) vs the fail temperature", t, "<", l.fail_c));
+  }
+}
+
 }  // namespace
 
 std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
@@ -48,6 +58,8 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
   int fail = 0, warn = 0, unknown = 0;
   int hottest = -1000;
   std::string hottest_gpu;
+  std::vector<Comparison> ok_cmps, bad_cmps;
+  std::vector<std::string> unread;  // GPUs whose temperature NVML did not give
   for (const NvmlGpu& g : s.nvml.gpus) {
     const NvmlHealth& h = g.health;
     const HealthThresholds& th = thresholds_for(c, gpu_name(g));
@@ -58,6 +70,7 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
     ++tally.judged;
     if (r == Reading::kError) {
       ++unknown;
+      unread.push_back(gpu_bdf(g));
       tally.add(Severity::kWarn, bdf,
                 unreadable_line(g, "nvmlDeviceGetTemperature", reading_rc(g, h.temperature_c),
                                 "temperature"));
@@ -69,6 +82,8 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
     Levels l = levels(slowdown.value_or(kFallbackSlowdownC), th.gpu_margin_c, th.gpu_warn_c,
                       th.gpu_fail_c);
     Severity sev = judge(t, l);
+    std::vector<Comparison> cmps;
+    state_levels(&cmps, gpu_bdf(g) + " GPU temperature", t, l);
     std::string line = fmt::format("{}: {} °C; ", gpu_label(g), t);
     line += slowdown
                 ? fmt::format("slowdown at {} °C", *slowdown)
@@ -91,12 +106,15 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
       Levels ml = levels(mem_max.value_or(kFallbackMemMaxC), th.memory_margin_c, th.memory_warn_c,
                          th.memory_fail_c);
       mem_sev = judge(mt, ml);
+      state_levels(&cmps, gpu_bdf(g) + " memory temperature", mt, ml);
       mem_line = fmt::format("{}: memory {} °C; ", gpu_label(g), mt);
       mem_line += mem_max ? fmt::format("memory max {} °C", *mem_max)
                           : fmt::format("no memory max reported ({} °C assumed)", kFallbackMemMaxC);
       mem_line += fmt::format("; warn at {} °C, fail at {} °C", ml.warn_c, ml.fail_c);
     }
     Severity worst = worse(sev, mem_sev);
+    auto& into = worst == Severity::kOk ? ok_cmps : bad_cmps;
+    into.insert(into.end(), cmps.begin(), cmps.end());
     if (worst == Severity::kFail) ++fail;
     if (worst == Severity::kWarn) ++warn;
     tally.add(worst, bdf, line);
@@ -117,6 +135,7 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
                                  tally.judged, tally.judged == 1 ? "" : "s",
                                  tally.judged == 1 ? "its" : "their", hottest, hottest_gpu));
     f.evidence = tally.ok_lines;
+    for (auto& x : ok_cmps) add_comparison(&f, std::move(x));
     return {f};
   }
   std::vector<std::string> parts;
@@ -132,6 +151,11 @@ std::vector<Finding> check_thermal(const Snapshot& s, const Config& c) {
                                 unknown == 1 ? "" : "s"));
   }
   Finding f = tally_finding(kId, tally, std::move(parts));
+  for (auto& x : bad_cmps) add_comparison(&f, std::move(x));
+  for (const auto& bdf : unread) {
+    add_not_compared(&f, bdf + " GPU temperature vs the warning temperature",
+                     "the temperature (nvmlDeviceGetTemperature failed)");
+  }
   std::string ids = join(tally.gpus, ",");
   if (fail + warn > 0) {
     f.remedy = {

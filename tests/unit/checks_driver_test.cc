@@ -196,7 +196,7 @@ TEST(DriverChecks, LibraryMismatchFromNvmlRc18) {
   EXPECT_EQ(f->severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(*f, "NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)")) << describe(*f);
   EXPECT_TRUE(evidence_has(*f, "kernel module: 550.54.14"));
-  EXPECT_TRUE(evidence_has(*f, "version 550.90.07"));
+  EXPECT_TRUE(evidence_has(*f, "550.90.07 == 550.54.14 (requirement NOT met)")) << describe(*f);
   EXPECT_TRUE(remedy_has(*f, "sudo reboot"));
 }
 
@@ -206,8 +206,26 @@ TEST(DriverChecks, LibraryMismatchFromNvmlVersionAndCuda803) {
   fail_cuda(s, 803);
   auto fs = check_library_mismatch(s, kConfig);
   EXPECT_EQ(fs.at(0).severity, Severity::kFail);
-  EXPECT_TRUE(evidence_has(fs[0], "NVML reports driver 550.90.07, the kernel module is 550.54.15"));
+  EXPECT_TRUE(evidence_has(fs[0],
+                           "driver version NVML reports (nvmlSystemGetDriverVersion) vs the "
+                           "kernel module's: 550.90.07 == 550.54.15 (requirement NOT met)"))
+      << describe(fs[0]);
   EXPECT_TRUE(evidence_has(fs[0], "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"));
+}
+
+// The ok verdict states the versions it compared, all equal (numerically:
+// the module's 560.35.03 is NVML's 560.35.3).
+TEST(DriverChecks, LibraryMatchStatesEveryVersionCompared) {
+  Snapshot s = hgx_8xh100();
+  s.driver.version = "560.35.03";
+  s.nvml.driver_version = nv_ok<std::string>("560.35.3");
+  s.nvml.library_loaded = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.560.35.03";
+  user_run(s).library_loaded = "/usr/lib/x86_64-linux-gnu/libcuda.so.560.35.03";
+  const Finding& f = only(check_library_mismatch(s, kConfig), "driver.library-mismatch");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+  ASSERT_EQ(f.comparisons.size(), 3u) << describe(f);
+  for (const Comparison& c : f.comparisons) EXPECT_TRUE(c.met) << c.what;
+  EXPECT_TRUE(evidence_has(f, "560.35.3 == 560.35.03 (requirement met)")) << describe(f);
 }
 
 TEST(DriverChecks, Cuda803WithCompatLibraryIsNotALibraryMismatch) {

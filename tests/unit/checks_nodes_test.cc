@@ -182,7 +182,11 @@ TEST(NodeChecks, ContainerDriverMismatch) {
       {"/usr/local/cuda/compat/libcuda.so.570.124.06", "570.124.06"}};
   Finding f = only(check_container_driver(s, kConfig), "container.driver-mismatch");
   EXPECT_EQ(f.severity, Severity::kFail);
-  EXPECT_TRUE(evidence_has(f, "libcuda.so.535.104.05 is version 535.104.05"));
+  EXPECT_TRUE(evidence_has(f,
+                           "libcuda.so.535.104.05 version vs the host kernel module's: "
+                           "535.104.05 == 550.54.14 (requirement NOT met)"))
+      << describe(f);
+  EXPECT_TRUE(evidence_has(f, "550.54.14 == 550.54.14 (requirement met)")) << describe(f);
   EXPECT_FALSE(evidence_has(f, "compat"));
   EXPECT_TRUE(evidence_has(f, "host kernel module: 550.54.14"));
 }
