@@ -9,8 +9,60 @@
 
 namespace gd {
 
+std::string nvidia_char_device(const Snapshot& s) {
+  // "nvidia-frontend" on older drivers, "nvidia" and "nvidiactl" on newer
+  // ones (the H200 record, 580): all 195, registered only while the module is in.
+  for (const char* name : {"nvidiactl", "nvidia", "nvidia-frontend"}) {
+    if (s.driver.char_majors.count(name) > 0) return name;
+  }
+  return "";
+}
+
 bool nvidia_driver_loaded(const Snapshot& s) {
-  return s.driver.proc_driver_nvidia || find_module(s, "nvidia") != nullptr;
+  return s.driver.proc_driver_nvidia || find_module(s, "nvidia") != nullptr ||
+         !nvidia_char_device(s).empty();
+}
+
+std::string module_list_doubt(const Snapshot& s) {
+  for (const auto& p : s.probes) {
+    if (p.name != "driver") continue;
+    for (const auto& g : p.gaps) {
+      if (g.field == "driver.modules") return "/proc/modules could not be read (" + g.reason + ")";
+    }
+    if (p.unrecognised_lines > 0) {
+      return std::to_string(p.unrecognised_lines) + " unrecognised line" +
+             (p.unrecognised_lines == 1 ? "" : "s") + " in /proc/modules";
+    }
+    // Snapshots from before the count was recorded say it in the detail
+    // ("2 unrecognised lines in /proc/modules"); the unrecognised lines were
+    // dropped, so the list may miss modules.
+    for (const auto& part : split_strings(p.detail, ';')) {
+      std::string_view t = part;
+      while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+      if (t.find("/proc/modules") != std::string_view::npos) return std::string(t);
+    }
+  }
+  return "";
+}
+
+std::string module_evidence(const ModuleInfo& m) {
+  if (m.source == ModuleInfo::kFromSysModule) {
+    if (m.builtin) return "/sys/module/" + m.name + ": built into the kernel";
+    return "/sys/module/" + m.name + ": initstate " + (m.state.empty() ? "unknown" : m.state);
+  }
+  if (m.state.empty()) return "/proc/modules: " + m.name + " listed, in a line of unknown form";
+  std::string out = "/proc/modules: " + m.name + " " + m.state;
+  // "-": a kernel without module unloading (CONFIG_MODULE_UNLOAD), still loaded.
+  if (m.refcount == ModuleInfo::kRefcountUnknown) out += ", refcount -";
+  return out;
+}
+
+bool cuda_started_for_user(const Snapshot& s) {
+  const CudaRun* r = user_cuda_run(s);
+  if (r == nullptr || !r->child_error.empty() || r->library_loaded.empty()) return false;
+  if (r->init_rc != 0 || r->device_count_rc != 0 || r->devices.empty()) return false;
+  return std::all_of(r->devices.begin(), r->devices.end(),
+                     [](const CudaDevice& d) { return d.ctx_rc == 0; });
 }
 
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s) {

@@ -14,8 +14,24 @@
 
 namespace gd {
 
-// The NVIDIA kernel driver is present: /proc/driver/nvidia or the module.
+// The NVIDIA kernel driver is present: /proc/driver/nvidia, the module, or
+// nvidiactl in /proc/devices.
 bool nvidia_driver_loaded(const Snapshot& s);
+// The nvidia module's character device in /proc/devices ("nvidiactl",
+// "nvidia", "nvidia-frontend"); "" when none is registered.
+std::string nvidia_char_device(const Snapshot& s);
+// Why the snapshot's module list may miss a module that is in the kernel:
+// "/proc/modules could not be read (...)", "2 unrecognised lines in
+// /proc/modules"; "" when /proc/modules was read and understood whole. A
+// module missing from a doubtful list is "not seen", never "not loaded".
+std::string module_list_doubt(const Snapshot& s);
+// Where and how a module was seen, for evidence: "/proc/modules: nvidia_uvm
+// Live, refcount -", "/sys/module/nvidia: built into the kernel".
+std::string module_evidence(const ModuleInfo& m);
+// True when the user's CUDA run started: cuInit, cuDeviceGetCount and the
+// first context of every device it listed succeeded. Then nothing CUDA's
+// start needs (driver, nvidia_uvm, device nodes) can be missing.
+bool cuda_started_for_user(const Snapshot& s);
 // The kernel module version, parsed; nullopt when unknown.
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);
 

@@ -1,4 +1,5 @@
-// driver.not-loaded: no /proc/driver/nvidia and no nvidia kernel module.
+// driver.not-loaded: no /proc/driver/nvidia, no nvidia kernel module (in
+// /proc/modules or /sys/module) and no nvidia character device in /proc/devices.
 //
 // Also the answer on a machine with no NVIDIA GPU at all: there the one line
 // says that plainly, so a newcomer does not go hunting for a driver problem.
@@ -10,6 +11,14 @@ namespace gd {
 namespace {
 
 constexpr const char* kId = "driver.not-loaded";
+
+// "/proc/modules: no nvidia module", with why the list may be incomplete.
+// /proc/driver/nvidia is what decides: the module always creates it.
+std::string no_module_text(const Snapshot& s) {
+  std::string doubt = module_list_doubt(s);
+  if (doubt.empty()) return "/proc/modules: no nvidia module";
+  return "/proc/modules: no nvidia module seen (" + doubt + ")";
+}
 
 void add_library_evidence(const Snapshot& s, Finding* f) {
   if (!s.nvml.dlopen_error.empty()) f->evidence.push_back("NVML: " + s.nvml.dlopen_error);
@@ -31,7 +40,7 @@ Finding no_gpu_finding(const Snapshot& s) {
   Finding f = make_finding(kId, Severity::kFail,
                            "No NVIDIA driver is loaded and there is no NVIDIA GPU on the PCI bus, "
                            "so CUDA cannot run on this machine.");
-  f.evidence = {"/proc/driver/nvidia: absent", "/proc/modules: no nvidia module",
+  f.evidence = {"/proc/driver/nvidia: absent", no_module_text(s),
                 "PCI bus: no NVIDIA (vendor 0x10de) GPU"};
   add_library_evidence(s, &f);
   add_probe_evidence(s, &f);
@@ -51,7 +60,7 @@ Finding gpus_without_driver(const Snapshot& s, const std::vector<const PciDevice
       make_finding(kId, Severity::kFail,
                    "The NVIDIA kernel driver is not loaded, so the " + std::to_string(gpus.size()) +
                        " NVIDIA GPU(s) on the PCI bus cannot be used.");
-  f.evidence = {"/proc/driver/nvidia: absent", "/proc/modules: no nvidia module"};
+  f.evidence = {"/proc/driver/nvidia: absent", no_module_text(s)};
   bool nouveau = find_module(s, "nouveau") != nullptr;
   for (const PciDevice* d : gpus) {
     f.gpus.push_back(d->bdf);
@@ -80,16 +89,17 @@ Finding gpus_without_driver(const Snapshot& s, const std::vector<const PciDevice
 
 std::vector<Finding> check_driver_loaded(const Snapshot& s, const Config&) {
   const ModuleInfo* nvidia = find_module(s, "nvidia");
-  if (s.driver.proc_driver_nvidia || nvidia != nullptr) {
+  if (nvidia_driver_loaded(s)) {
     std::string what = s.driver.version.empty() ? std::string("The NVIDIA kernel driver")
                                                 : "NVIDIA kernel driver " + s.driver.version;
     auto out = all_ok(kId, what + " is loaded.");
     Finding& f = out.front();
     if (!s.driver.version_line.empty()) f.evidence.push_back(s.driver.version_line);
-    if (nvidia != nullptr) {
-      f.evidence.push_back("/proc/modules: nvidia " + (nvidia->state.empty()
-                                                           ? std::string("(state unknown)")
-                                                           : nvidia->state));
+    if (nvidia != nullptr) f.evidence.push_back(module_evidence(*nvidia));
+    if (!s.driver.proc_driver_nvidia && nvidia == nullptr) {
+      std::string dev = nvidia_char_device(s);
+      f.evidence.push_back("/proc/devices: " + dev + " major " +
+                           std::to_string(s.driver.char_majors.at(dev)));
     }
     return out;
   }

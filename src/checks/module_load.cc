@@ -108,13 +108,16 @@ std::vector<Finding> check_module_load_failed(const Snapshot& s, const Config&) 
   bool stuck = false;
   for (const auto& m : s.driver.modules) {
     if (m.name.rfind("nvidia", 0) == 0 && !m.state.empty() && m.state != "Live") {
-      evidence.push_back("/proc/modules: " + m.name + " is in state " + m.state + ", not Live");
+      evidence.push_back(
+          (m.source == ModuleInfo::kFromSysModule ? "/sys/module: " : "/proc/modules: ") + m.name +
+          " is in state " + m.state + ", not Live");
       stuck = true;
     }
   }
 
   const ModuleInfo* nvidia = find_module(s, "nvidia");
-  bool nvidia_live = nvidia != nullptr && nvidia->state == "Live";
+  // A built-in module has no state; it is in the kernel from boot.
+  bool nvidia_live = nvidia != nullptr && (nvidia->state == "Live" || nvidia->builtin);
   int unbound = 0;
   int missing_in_proc = 0;
   auto all = pci_gpus(s);

@@ -25,7 +25,7 @@ std::vector<Finding> check_nouveau(const Snapshot& s, const Config&) {
           : "The open-source nouveau driver holds " + std::to_string(held.size()) +
                 " NVIDIA device(s), so the NVIDIA driver cannot use them.";
   Finding f = make_finding(kId, Severity::kFail, summary);
-  if (mod != nullptr) f.evidence.push_back("/proc/modules: nouveau " + mod->state);
+  if (mod != nullptr) f.evidence.push_back(module_evidence(*mod));
   for (const PciDevice* d : held) {
     if (d->kind == PciKind::kGpu) f.gpus.push_back(d->bdf);
     f.evidence.push_back(gpu_label(s, *d) + " bound to driver nouveau");

@@ -23,7 +23,9 @@ std::vector<Finding> check_uvm_hmm(const Snapshot& s, const Config&) {
   if (!cuda_failed(s)) return not_applicable(kId, "CUDA starts, so HMM is not breaking it.");
   const ModuleInfo* mod = find_module(s, "nvidia_uvm");
   const DevNode* node = find_devnode(s, "/dev/nvidia-uvm");
-  if (mod == nullptr || node == nullptr || !node->exists) {
+  // Registered in /proc/devices counts as loaded too (see uvm.cc).
+  bool loaded = mod != nullptr || s.driver.char_majors.count("nvidia-uvm") > 0;
+  if (!loaded || node == nullptr || !node->exists) {
     return not_applicable(kId, "nvidia_uvm or /dev/nvidia-uvm is missing (see uvm.missing).");
   }
   bool rc999 = run_has_rc(r, kCudaUnknown);

@@ -55,10 +55,75 @@ std::optional<NvidiaVersion> parse_nvidia_version(std::string_view text) {
   return std::nullopt;
 }
 
-// /proc/modules: name size refcount users state address [taint]
+// /proc/modules, one module a line, as kernel/module/procfs.c m_show() and
+// print_unload_info() print it (Linux 2.6 to 6.x):
+//   name size refcount users state address [taint]
+// With CONFIG_MODULE_UNLOAD, refcount is a number and users the modules
+// using this one, each followed by a comma, "[permanent]," for a module with
+// init but no exit (it can never be unloaded), "[unsafe]," on old kernels,
+// or "-" for none:
 //   nvidia_uvm 1896448 0 - Live 0x0000000000000000 (PO)
 //   nvidia 56664064 20 nvidia_uvm,nvidia_modeset, Live 0x0000000000000000 (PO)
+//   nvidia 8650752 186 nvidia_peermem,[permanent], Live 0xffffffffc1200000 (OE)
+// Without it (the H200 VM's kernel 6.18), both columns are "-":
+//   nvidia_uvm 1875968 - - Live 0xffffffffc080c000 (O)
+// state is Live, Loading or Unloading; the address is 0x0 without
+// CAP_SYSLOG (kptr_restrict); the taint column is absent for an untainted
+// module, and older or patched kernels may omit the address as well:
 //   nouveau 2293760 1 - Live 0xffffffffc0a00000
+//   ext4 1069056 2 - Live
+// Columns are separated by one space, but any run of blanks is accepted.
+namespace {
+
+bool module_name_ok(std::string_view n) {
+  if (n.empty() || n.size() > 64) return false;
+  for (char c : n) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "-", or module names each followed by a comma ("a,b,", "[permanent],").
+bool module_users_ok(std::string_view u) { return u == "-" || (!u.empty() && u.back() == ','); }
+
+bool module_state_ok(std::string_view s) {
+  return s == "Live" || s == "Loading" || s == "Unloading";
+}
+
+// One /proc/modules line; nullopt when it is not in any form above.
+std::optional<ModuleInfo> parse_module_line(const std::vector<std::string_view>& f) {
+  if (f.size() < 5 || f.size() > 7) return std::nullopt;
+  if (!module_name_ok(f[0]) || !parse_u64(f[1])) return std::nullopt;
+  int refcount = ModuleInfo::kRefcountUnknown;
+  if (f[2] != "-") {
+    auto n = parse_i64(f[2]);
+    if (!n || *n < 0 || *n > 1000000) return std::nullopt;
+    refcount = static_cast<int>(*n);
+  }
+  if (!module_users_ok(f[3]) || !module_state_ok(f[4])) return std::nullopt;
+  ModuleInfo m;
+  m.name = std::string(f[0]);
+  m.refcount = refcount;
+  m.state = std::string(f[4]);
+  m.source = ModuleInfo::kFromProcModules;
+  size_t next = 5;
+  if (next < f.size() && f[next].substr(0, 2) == "0x") {
+    if (!parse_hex(f[next])) return std::nullopt;
+    ++next;
+  }
+  if (next < f.size()) {
+    std::string_view t = f[next];
+    if (t.size() < 3 || t.front() != '(' || t.back() != ')') return std::nullopt;
+    m.taint = printable(t.substr(1, t.size() - 2), 16);
+    ++next;
+  }
+  if (next != f.size()) return std::nullopt;
+  return m;
+}
+
+}  // namespace
 
 std::vector<ModuleInfo> parse_proc_modules(std::string_view text, int* malformed) {
   std::vector<ModuleInfo> out;
@@ -66,23 +131,62 @@ std::vector<ModuleInfo> parse_proc_modules(std::string_view text, int* malformed
   for (auto line : split_lines(text)) {
     if (trim(line).empty()) continue;
     auto f = split_ws(line);
-    auto refcount = f.size() >= 6 ? parse_i64(f[2]) : std::nullopt;
-    if (!refcount || !parse_u64(f[1]) || *refcount < 0 || *refcount > 1000000) {
+    auto m = parse_module_line(f);
+    if (!m) {
       ++*malformed;
+      // Counted, and never read as "absent": a line in a form we do not know
+      // that names a module we watch still says the module is in the kernel.
+      if (!f.empty() && module_name_ok(f[0]) && keep_module(f[0])) {
+        ModuleInfo seen;
+        seen.name = std::string(f[0]);
+        seen.refcount = ModuleInfo::kRefcountUnknown;
+        seen.source = ModuleInfo::kFromProcModules;
+        out.push_back(std::move(seen));
+      }
       continue;
     }
-    if (!keep_module(f[0])) continue;
-    ModuleInfo m;
-    m.name = printable(f[0], 64);
-    m.refcount = static_cast<int>(*refcount);
-    m.state = printable(f[4], 16);
-    if (f.size() >= 7 && f[6].size() >= 2 && f[6].front() == '(' && f[6].back() == ')') {
-      m.taint = printable(f[6].substr(1, f[6].size() - 2), 16);
-    }
-    out.push_back(std::move(m));
+    if (keep_module(m->name)) out.push_back(std::move(*m));
   }
   return out;
 }
+
+// /sys/module/<name>/ exists for every module in the kernel: a loadable one
+// has initstate ("live", "coming", "going") and refcnt files; a built-in one
+// has neither (its directory holds only parameters/ and maybe version):
+//   /sys/module/nvidia_uvm/initstate   live
+//   /sys/module/nvidia_uvm/refcnt      0
+//   /sys/module/nvidia_uvm/taint       O
+// Read for the NVIDIA modules that /proc/modules did not show: built into
+// the kernel, or /proc/modules unreadable (some container runtimes).
+namespace {
+
+std::optional<ModuleInfo> sys_module(const RootFs& fs, const std::string& name) {
+  const std::string dir = "/sys/module/" + name;
+  if (!fs.is_dir(dir)) return std::nullopt;
+  ModuleInfo m;
+  m.name = name;
+  m.source = ModuleInfo::kFromSysModule;
+  m.refcount = ModuleInfo::kRefcountUnknown;
+  auto init = fs.read_line(dir + "/initstate", 64);
+  if (!init) {
+    m.builtin = !fs.exists(dir + "/initstate");
+  } else if (*init == "live") {
+    m.state = "Live";
+  } else if (*init == "coming") {
+    m.state = "Loading";
+  } else if (*init == "going") {
+    m.state = "Unloading";
+  } else {
+    m.state = printable(*init, 16);
+  }
+  if (auto r = fs.read_line(dir + "/refcnt", 64)) {
+    if (auto n = parse_u64(*r); n && *n <= 1000000) m.refcount = static_cast<int>(*n);
+  }
+  if (auto t = fs.read_line(dir + "/taint", 64)) m.taint = printable(*t, 16);
+  return m;
+}
+
+}  // namespace
 
 // /proc/driver/nvidia/params, "Name: value", numbers then quoted strings:
 //   ResmanDebugLevel: 4294967295
@@ -177,15 +281,21 @@ void read_params(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
 }
 
 void read_modules(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
-  auto r = fs.read("/proc/modules", 1 << 20);
-  if (!r) {
-    notes->unavailable(r.error());
-    return;
+  if (auto r = fs.read("/proc/modules", 1 << 20)) {
+    int malformed = 0;
+    d->modules = parse_proc_modules(*r, &malformed);
+    notes->unrecognised(malformed, "/proc/modules");
+  } else {
+    // A gap, not "no modules": /sys/module below still shows what is loaded.
+    notes->gap("driver.modules", r.error());
   }
-  int malformed = 0;
-  d->modules = parse_proc_modules(*r, &malformed);
-  if (malformed > 0) {
-    notes->garbled(std::to_string(malformed) + " unrecognised lines in /proc/modules");
+  // The modules /proc/modules did not list may still be in the kernel.
+  for (const char* name :
+       {"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem", "nouveau"}) {
+    bool listed = false;
+    for (const auto& m : d->modules) listed = listed || m.name == name;
+    if (listed) continue;
+    if (auto m = sys_module(fs, name)) d->modules.push_back(std::move(*m));
   }
 }
 

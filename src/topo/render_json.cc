@@ -23,6 +23,7 @@ json gpu_json(const TopoGpu& g) {
       {"uuid", str_or_null(g.uuid)},
       {"model", str_or_null(g.model)},
       {"numa_node", g.numa_node ? json(*g.numa_node) : json(nullptr)},
+      {"numa_note", str_or_null(g.numa_note)},
       {"cpus", str_or_null(g.cpus)},
       {"link",
        {{"gen", int_or_null(g.link.gen)},

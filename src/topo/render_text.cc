@@ -45,8 +45,11 @@ std::string link_text(const PcieLink& l) {
   return gen_width(l.gen, l.width) + " / " + gen_width(l.gen_max, l.width_max);
 }
 
+// The node; "no NUMA node (VM)" where the machine says so; "N/A" when the
+// kernel reports none (-1) or it is unknown.
 std::string numa_text(const TopoGpu& g) {
-  return g.numa_node ? std::to_string(*g.numa_node) : "N/A";
+  if (g.numa_node) return std::to_string(*g.numa_node);
+  return g.numa_note.empty() ? "N/A" : g.numa_note;
 }
 
 // nvidia-smi topo -m's legend (nvidia-smi 550, transcribed 2026-12); a line

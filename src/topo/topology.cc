@@ -206,7 +206,15 @@ Topology build_topology(const Snapshot& s) {
     row.model = g.name;
     const PciDevice* d = find_device(s, g.bdf);
     if (d != nullptr) {
-      if (d->numa_node >= 0) row.numa_node = d->numa_node;
+      if (d->numa_node >= 0) {
+        row.numa_node = d->numa_node;
+      } else if (d->parent.empty() && !d->root_bus.empty()) {
+        // A discrete GPU on bare metal sits behind a root port; straight on
+        // a root bus is a hypervisor's virtual bus (QEMU, Firecracker), whose
+        // guest has no NUMA affinity to give: the H200 VM's numa_node is -1
+        // where nvidia-smi topo -m prints 0 (shared/recorded/h200-vm-580.159.04).
+        row.numa_note = "no NUMA node (VM)";
+      }
       row.cpus = d->local_cpulist;
       if (row.model.empty()) row.model = d->proc_model;
       if (row.uuid.empty()) row.uuid = d->proc_uuid;

@@ -78,7 +78,11 @@ struct TopoGpu {
   std::string uuid;                 // "" unknown
   std::string model;                // "" unknown
   std::optional<int> numa_node;     // nullopt: unknown or no NUMA affinity (-1 in sysfs)
-  std::string cpus;                 // local CPU list, "0-31,64-95"; "" unknown
+  // Why numa_node is nullopt when the machine says: "no NUMA node (VM)" for
+  // -1 on a GPU straight on a root bus (a virtual machine's passthrough;
+  // nvidia-smi topo -m prints 0 there). "" otherwise.
+  std::string numa_note;
+  std::string cpus;  // local CPU list, "0-31,64-95"; "" unknown
   PcieLink link;
 };
 

@@ -902,6 +902,120 @@ def ws_driver535():
     return t
 
 
+# --- the real H200 VM (../shared/recorded/h200-vm-580.159.04) ---------------------------
+# What the record shows of it (device-check/snapshot.json, machine.txt, dmesg,
+# smi-q.txt), in the kernel's formats. Kernel 6.18 without CONFIG_MODULE_UNLOAD:
+# /proc/modules prints "-" for refcount and users, and /sys/module/<name> has
+# initstate but no refcnt. The nvidia_uvm line is the record's (README.md).
+# What the record does not keep is a stand-in in the same form, marked "~":
+# the nvidia line's size and address, the GCC line, the kernel command line.
+
+H200_BDF = "0000:00:06.0"
+H200_UUID = "GPU-45e11636-eca6-4b14-c5ee-af9440ab3d3d"
+H200_VERSION = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  "
+                "Release Build  (nixbld@)  \n"
+                "GCC version:  gcc version 14.3.0 (GCC) \n")  # ~ GCC line
+H200_LOADING = "NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  "
+H200_MODULES = ("nvidia_uvm 1875968 - - Live 0xffffffffc080c000 (O)\n"
+                "nvidia 14733312 - - Live 0xffffffffc0000000 (O)\n")  # ~ size, address
+H200_CGROUP = "/process_api/81ac14abb52ee76b76ab61d91f9884a1"
+
+
+def h200_params():
+    """The record's /proc/driver/nvidia/params values, in the driver's order."""
+    return (PARAMS.format(gsp=18).replace("NvLinkDisable: 0", "NvLinkDisable: 1")
+            .replace("RmProfilingAdminOnly: 1", "RmProfilingAdminOnly: 0"))
+
+
+def h200_vm():
+    """1 x H200 in a Firecracker VM (no IOMMU, numa_node -1, the GPU straight
+    on the root bus, no bridge), gpudoctor run as root in a Docker container
+    (cgroup v2, 128 GiB memory.max), driver libraries in /usr/local/nvidia."""
+    t = {}
+    t[".dockerenv"] = ""
+    # MemTotal 135129063424 B, CommitLimit 67564531712 B, Committed_AS 81195008 B
+    t["proc/meminfo"] = meminfo(131961976, 65980988, 79292)
+    t["proc/sys/vm/overcommit_memory"] = "1\n"
+    t["proc/sys/vm/overcommit_ratio"] = "50\n"
+    v2_cgroup(t, H200_CGROUP, {H200_CGROUP: str(128 << 30)})
+    t["proc/1/cgroup"] = f"0::{H200_CGROUP}\n"
+    t["proc/self/status"] = status(0, 0, [0])
+    t["proc/self/limits"] = limits()
+    process(t, 1, "bash", "/bin/bash\0")
+    for pid, comm in [(160, "nv_queue"), (161, "nv_queue"), (162, "nv_open_q"), (188, "nvidia"),
+                      (189, "nv_queue")]:
+        t[f"proc/{pid}/comm"] = comm + "\n"
+    pci_function(t, H200_BDF, 0x10de, 0x2335, 0x10de, 0x18bf, 0x030200, "nvidia", -1, "0-15",
+                 "32.0", 16)
+    iommu(t, {}, 0, "")
+    # ~ a Firecracker guest's command line; the record has no IOMMU flag in it
+    t["proc/cmdline"] = ("console=ttyS0 reboot=k panic=1 pci=realloc root=/dev/vda rw "
+                         "init=/sbin/init\n")
+    t["proc/driver/nvidia/version"] = H200_VERSION
+    t["proc/driver/nvidia/params"] = h200_params()
+    t[f"proc/driver/nvidia/gpus/{H200_BDF}/information"] = information(
+        "NVIDIA H200", H200_UUID, H200_BDF, 0, 0, "96.00.a5.00.1a", "580.159.04")
+    t["proc/modules"] = H200_MODULES
+    t["proc/devices"] = (DEVICES_HEAD + "195 nvidia\n195 nvidiactl\n238 nvidia-uvm\n"
+                         "239 nvidia-nvswitch\n240 nvidia-nvlink\n241 nvidia-caps\n"
+                         "242 nvidia-caps-imex-channels\n" + DEVICES_TAIL.replace("239 nvme\n", ""))
+    t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"] = "N\n"
+    t["sys/module/nvidia_uvm/initstate"] = "live\n"
+    t["sys/module/nvidia/initstate"] = "live\n"
+    t["dev/null"] = node(1, 3)
+    t["dev/nvidiactl"] = node(195, 255)
+    t["dev/nvidia0"] = node(195, 0)
+    t["dev/nvidia-uvm"] = node(238, 0)
+    t["dev/nvidia-uvm-tools"] = node(238, 1)
+    t["dev/nvidia-caps/nvidia-cap1"] = node(241, 1, "0400")
+    t["dev/nvidia-caps/nvidia-cap2"] = node(241, 2, "0444")
+    for d in ["usr/local/nvidia/lib64/", "usr/local/nvidia/lib/"]:
+        t[d + "libcuda.so.580.159.04"] = ""
+        t[d + "libcuda.so.1"] = Link("libcuda.so.580.159.04")
+        t[d + "libnvidia-ml.so.580.159.04"] = ""
+        t[d + "libnvidia-ml.so.1"] = Link("libnvidia-ml.so.580.159.04")
+    t["proc/uptime"] = "61.43 950.12\n"
+    t["proc/sys/kernel/dmesg_restrict"] = "1\n"
+    t["dev/kmsg"] = kmsg([
+        (5, 0, "Linux version 6.18.44-fc-v1252-gpu (nixbld@localhost) #1 SMP PREEMPT_DYNAMIC", []),
+        (4, 512120, "nvidia: loading out-of-tree module taints kernel.", []),
+        (6, 624246, "nvidia-nvlink: Nvlink Core is being initialized, major device number 240",
+         []),
+        (5, 624259, "NVRM: loading " + H200_LOADING, []),
+        (4, 3512049, "NVRM: Persistence mode is deprecated and will be removed in a future "
+         "release. Please use nvidia-persistenced instead.", [])])
+    return t
+
+
+def ws_permanent():
+    """ws-4x4090 whose nvidia modules show "[permanent]," in the users column,
+    as the kernel prints a module with an init but no exit function
+    (kernel/module/procfs.c print_unload_info): it can never be unloaded."""
+    t = ws_4x4090()
+    t["proc/modules"] = (
+        "nvidia_drm 122880 4 [permanent], Live 0x0000000000000000 (POE)\n"
+        "nvidia_modeset 1355776 6 nvidia_drm,[permanent], Live 0x0000000000000000 (POE)\n"
+        "nvidia_uvm 4956160 0 [permanent], Live 0x0000000000000000 (POE)\n"
+        "nvidia 54206464 20 nvidia_uvm,nvidia_modeset,[permanent], Live "
+        "0x0000000000000000 (POE)\n" + OTHER_MODULES)
+    return t
+
+
+def ws_builtin():
+    """ws-4x4090 on a kernel with nvidia and nvidia_uvm built in: they are
+    not in /proc/modules (only loadable modules are), only under /sys/module
+    (parameters, no initstate); nvidia_modeset and nvidia_drm are loadable."""
+    t = ws_4x4090()
+    t["proc/modules"] = (
+        "nvidia_drm 122880 4 - Live 0x0000000000000000 (POE)\n"
+        "nvidia_modeset 1355776 6 nvidia_drm, Live 0x0000000000000000 (POE)\n" + OTHER_MODULES)
+    t["sys/module/nvidia/parameters/NVreg_DeviceFileMode"] = "438\n"
+    t["sys/module/nvidia/version"] = "550.54.14\n"
+    t["sys/module/nvidia_modeset/initstate"] = "live\n"
+    t["sys/module/nvidia_modeset/refcnt"] = "6\n"
+    return t
+
+
 def empty():
     """A machine with no NVIDIA GPU and no NVIDIA driver, like a CI runner."""
     return {
@@ -930,6 +1044,9 @@ TREES = {
     "container-denied": lambda: container(True),
     "garbage": garbage,
     "garbage-pci": garbage_pci,
+    "h200-vm": h200_vm,
+    "ws-4x4090-permanent": ws_permanent,
+    "ws-4x4090-builtin": ws_builtin,
 }
 
 

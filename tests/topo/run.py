@@ -44,6 +44,9 @@ CASES = {
     "ws-4x4090-acs-sysfs-only": ("ws-4x4090-acs", None, "none", {}),
     # GPUs on the bus but bound to nouveau; and a machine with none at all.
     "nouveau": ("nouveau", None, "none", {}),
+    # The real H200 VM: one GPU straight on the root bus, numa_node -1
+    # ("no NUMA node (VM)" where nvidia-smi topo -m prints 0).
+    "h200-vm": ("h200-vm", "h200-vm", "fake", {}),
     "no-gpu": ("empty", None, "none", {}),
 }
 
@@ -92,7 +95,7 @@ def check_shape(name, doc, failures):
                     failures.append(f"{name}: {key} not symmetric at {i},{j}")
     for g in doc["gpus"]:
         for key in ("nvidia_smi_index", "cuda_index", "cuda_index_pci_bus_id", "bus_id", "uuid",
-                    "model", "numa_node", "cpus", "link"):
+                    "model", "numa_node", "numa_note", "cpus", "link"):
             if key not in g:
                 failures.append(f"{name}: GPU without '{key}': {g}")
 

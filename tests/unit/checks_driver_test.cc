@@ -360,5 +360,140 @@ TEST(DriverCatalog, GpuModelsFromFactsTable) {
   EXPECT_EQ(arch_from_cc(12, 0), GpuArch::kBlackwell);
 }
 
+// --- nvidia_uvm: every way the kernel shows it, and "not seen" != "not loaded" ---------
+
+ProbeRecord& driver_probe(Snapshot& s) {
+  for (auto& p : s.probes) {
+    if (p.name == "driver") return p;
+  }
+  s.probes.push_back({"driver", ProbeStatus::kOk, "", 1.0, {}, 0});
+  return s.probes.back();
+}
+
+// The real H200 VM (kernel without CONFIG_MODULE_UNLOAD): refcount "-".
+TEST(UvmCheck, RefcountDashIsLoaded) {
+  Snapshot s = hgx_8xh100();
+  for (auto& m : s.driver.modules) m.refcount = ModuleInfo::kRefcountUnknown;
+  const Finding f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+}
+
+TEST(UvmCheck, SysModuleAloneIsLoaded) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 999);  // so only the module evidence can decide
+  module_at(s, "nvidia_uvm")->source = ModuleInfo::kFromSysModule;
+  module_at(s, "nvidia_uvm")->builtin = true;
+  module_at(s, "nvidia_uvm")->state = "";
+  const Finding f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "/sys/module/nvidia_uvm: built into the kernel")) << describe(f);
+}
+
+// Not in the module list, but its character device is registered and its
+// node is there: the old snapshot of the H200 VM, whose two /proc/modules
+// lines were unrecognised.
+TEST(UvmCheck, ProcDevicesAndNodeAreLoaded) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 999);
+  remove_module(s, "nvidia_uvm");
+  const Finding f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "/proc/devices: nvidia-uvm major 510")) << describe(f);
+}
+
+// Node present, module list unreadable or partly unrecognised, no
+// nvidia-uvm in /proc/devices: unknown, so warn and name what decides.
+TEST(UvmCheck, UnrecognisedLinesAreNotAbsence) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 999);
+  remove_module(s, "nvidia_uvm");
+  s.driver.char_majors.erase("nvidia-uvm");
+  driver_probe(s).unrecognised_lines = 2;
+  Finding f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kWarn) << describe(f);
+  EXPECT_NE(f.summary.find("2 unrecognised lines in /proc/modules"), std::string::npos)
+      << f.summary;
+  EXPECT_EQ(f.summary.find("not loaded"), std::string::npos) << f.summary;
+  EXPECT_TRUE(remedy_has(f, "lsmod | grep nvidia_uvm"));
+
+  driver_probe(s).unrecognised_lines = 0;
+  driver_probe(s).gaps = {{"driver.modules", "/proc/modules: Permission denied"}};
+  f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kWarn) << describe(f);
+  EXPECT_TRUE(evidence_has(f,
+                           "/proc/modules could not be read (/proc/modules: Permission "
+                           "denied)"))
+      << describe(f);
+
+  // With the whole list read and understood, the absence is real.
+  driver_probe(s).gaps.clear();
+  f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kFail) << describe(f);
+}
+
+// Snapshots from before the count was recorded: the probe's detail says it.
+TEST(UvmCheck, OldSnapshotDetailIsADoubt) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 999);
+  remove_module(s, "nvidia_uvm");
+  s.driver.char_majors.erase("nvidia-uvm");
+  driver_probe(s).status = ProbeStatus::kFailed;
+  driver_probe(s).detail = "2 unrecognised lines in /proc/modules";
+  EXPECT_EQ(only(check_uvm(s, kConfig), "uvm.missing").severity, Severity::kWarn);
+}
+
+// Invariant: when cuInit and every context succeeded in the user's run, no
+// module list, however wrong, makes uvm.missing fail.
+TEST(UvmCheck, NeverFailsWhenCudaStarted) {
+  Snapshot s = hgx_8xh100();
+  remove_module(s, "nvidia_uvm");
+  s.driver.char_majors.erase("nvidia-uvm");
+  remove_devnode(s, "/dev/nvidia-uvm");
+  Finding f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+  EXPECT_NE(f.summary.find("CUDA started"), std::string::npos) << f.summary;
+  EXPECT_TRUE(evidence_has(f, "/proc/modules: no nvidia_uvm")) << describe(f);
+  // One device without a context: CUDA did not start, the absence stands.
+  user_run(s).devices.back().ctx_rc = 2;
+  EXPECT_EQ(only(check_uvm(s, kConfig), "uvm.missing").severity, Severity::kFail);
+}
+
+TEST(UvmCheck, LoadingModuleIsNotLoaded) {
+  Snapshot s = ws_4x4090();
+  fail_cuda(s, 999);
+  module_at(s, "nvidia_uvm")->state = "Loading";
+  Finding f = only(check_uvm(s, kConfig), "uvm.missing");
+  EXPECT_EQ(f.severity, Severity::kFail) << describe(f);
+  EXPECT_NE(f.summary.find("(it is Loading)"), std::string::npos) << f.summary;
+}
+
+TEST(DriverLoadedCheck, ProcDevicesShowsTheDriverWhenTheListCannot) {
+  Snapshot s = ws_4x4090();
+  s.driver.proc_driver_nvidia = false;
+  remove_module(s, "nvidia");
+  driver_probe(s).unrecognised_lines = 1;
+  Finding f = only(check_driver_loaded(s, kConfig), "driver.not-loaded");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "/proc/devices: nvidia-frontend major 195")) << describe(f);
+
+  // Without nvidiactl either, it fails, and says the list was incomplete.
+  s.driver.char_majors.clear();
+  f = only(check_driver_loaded(s, kConfig), "driver.not-loaded");
+  EXPECT_EQ(f.severity, Severity::kFail) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "no nvidia module seen (1 unrecognised line in /proc/modules)"))
+      << describe(f);
+}
+
+TEST(DriverLoadedCheck, EvidenceSaysWhereTheModuleWasSeen) {
+  Snapshot s = ws_4x4090();
+  module_at(s, "nvidia")->refcount = ModuleInfo::kRefcountUnknown;
+  EXPECT_TRUE(evidence_has(only(check_driver_loaded(s, kConfig), "driver.not-loaded"),
+                           "/proc/modules: nvidia Live, refcount -"));
+  module_at(s, "nvidia")->source = ModuleInfo::kFromSysModule;
+  module_at(s, "nvidia")->builtin = true;
+  EXPECT_TRUE(evidence_has(only(check_driver_loaded(s, kConfig), "driver.not-loaded"),
+                           "/sys/module/nvidia: built into the kernel"));
+}
+
 }  // namespace
 }  // namespace gd

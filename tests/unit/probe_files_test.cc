@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "probe/rootfs.h"
 #include "probe/text.h"
 #include "snapshot/snapshot_json.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -62,6 +65,12 @@ const ServiceInfo* service(const Snapshot& s, const std::string& name) {
 std::vector<std::string> module_names(const Snapshot& s) {
   std::vector<std::string> out;
   for (const auto& m : s.driver.modules) out.push_back(m.name);
+  return out;
+}
+
+std::vector<std::string> module_names_of(const std::vector<ModuleInfo>& mods) {
+  std::vector<std::string> out;
+  for (const auto& m : mods) out.push_back(m.name);
   return out;
 }
 
@@ -320,6 +329,118 @@ TEST(ProbeFilesDriver, HgxOpenKernelModule) {
   EXPECT_EQ(s.driver.modules[3].taint, "OE");
   EXPECT_EQ(s.driver.char_majors.at("nvidia-nvswitch"), 508);
   EXPECT_EQ(s.driver.char_majors.at("nvidia-caps"), 236);
+}
+
+// Every form kernel/module/procfs.c m_show() prints (see driver.cc).
+TEST(ProbeFilesDriver, ProcModulesEveryKernelForm) {
+  int bad = -1;
+  auto m = parse_proc_modules(
+      // the real H200 VM, kernel 6.18 without CONFIG_MODULE_UNLOAD
+      "nvidia_uvm 1875968 - - Live 0xffffffffc080c000 (O)\n"
+      // [permanent] and [unsafe] in the users column
+      "nvidia 8650752 186 nvidia_peermem,[permanent], Live 0xffffffffc1200000 (OE)\n"
+      "nvidia_modeset 1355776 0 [unsafe], Loading 0x0000000000000000 (POE)\n"
+      // no taint column, and no address either
+      "nouveau 2293760 1 -   Live\t0xffffffffc0a00000\n"
+      "nvidia_drm 122880 4 - Unloading\n"
+      // other modules are parsed but not kept
+      "ext4 1069056 2 - Live\n",
+      &bad);
+  EXPECT_EQ(bad, 0);
+  ASSERT_THAT(module_names_of(m),
+              ElementsAre("nvidia_uvm", "nvidia", "nvidia_modeset", "nouveau", "nvidia_drm"));
+  EXPECT_EQ(m[0].refcount, ModuleInfo::kRefcountUnknown);
+  EXPECT_EQ(m[0].state, "Live");
+  EXPECT_EQ(m[0].taint, "O");
+  EXPECT_EQ(m[0].source, "proc-modules");
+  EXPECT_EQ(m[1].refcount, 186);
+  EXPECT_EQ(m[1].taint, "OE");
+  EXPECT_EQ(m[2].state, "Loading");
+  EXPECT_EQ(m[3].taint, "");
+  EXPECT_EQ(m[3].refcount, 1);
+  EXPECT_EQ(m[4].state, "Unloading");
+}
+
+TEST(ProbeFilesDriver, ProcModulesUnrecognisedLinesAreCountedNotDropped) {
+  int bad = 0;
+  auto m = parse_proc_modules(
+      "nvidia_uvm 1875968 ? - Live 0x0 (O)\n"          // refcount neither a number nor -
+      "nvidia 56664064 20 nvidia_uvm Live 0x0 (PO)\n"  // users without the trailing comma
+      "nvidia_drm 122880 4 - Sleeping 0x0\n"           // no such state
+      "nvidia_modeset\n"                               // cut short
+      "virtio_net 61440 0 - Live 0x0 (O) extra\n",     // too many columns, not kept
+      &bad);
+  EXPECT_EQ(bad, 5);
+  ASSERT_THAT(module_names_of(m),
+              ElementsAre("nvidia_uvm", "nvidia", "nvidia_drm", "nvidia_modeset"));
+  for (const auto& x : m) {
+    EXPECT_EQ(x.state, "") << x.name;
+    EXPECT_EQ(x.refcount, ModuleInfo::kRefcountUnknown) << x.name;
+  }
+}
+
+TEST(ProbeFilesDriver, H200VmRefcountDash) {
+  Snapshot s;
+  ProbeRecord r = probe_driver(opt_of("h200-vm"), &s);
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.detail;
+  EXPECT_EQ(r.unrecognised_lines, 0);
+  EXPECT_EQ(s.driver.version, "580.159.04");
+  EXPECT_TRUE(s.driver.open_kernel_module);
+  ASSERT_THAT(module_names(s), ElementsAre("nvidia_uvm", "nvidia"));
+  EXPECT_EQ(s.driver.modules[0].refcount, ModuleInfo::kRefcountUnknown);
+  EXPECT_EQ(s.driver.modules[0].state, "Live");
+  EXPECT_EQ(s.driver.modules[0].taint, "O");
+  EXPECT_EQ(s.driver.char_majors.at("nvidia-uvm"), 238);
+  EXPECT_EQ(s.driver.char_majors.at("nvidia-caps-imex-channels"), 242);
+  EXPECT_EQ(s.driver.uvm_disable_hmm, "N");
+}
+
+TEST(ProbeFilesDriver, PermanentUsers) {
+  Snapshot s;
+  ProbeRecord r = probe_driver(opt_of("ws-4x4090-permanent"), &s);
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.detail;
+  ASSERT_THAT(module_names(s), ElementsAre("nvidia_drm", "nvidia_modeset", "nvidia_uvm", "nvidia"));
+  EXPECT_EQ(s.driver.modules[3].refcount, 20);
+}
+
+// nvidia and nvidia_uvm built into the kernel: only /sys/module shows them.
+TEST(ProbeFilesDriver, BuiltinModulesFromSysModule) {
+  Snapshot s;
+  ProbeRecord r = probe_driver(opt_of("ws-4x4090-builtin"), &s);
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.detail;
+  ASSERT_THAT(module_names(s), ElementsAre("nvidia_drm", "nvidia_modeset", "nvidia", "nvidia_uvm"));
+  const ModuleInfo& nv = s.driver.modules[2];
+  EXPECT_EQ(nv.source, "sys-module");
+  EXPECT_TRUE(nv.builtin);
+  EXPECT_EQ(nv.state, "");
+  EXPECT_EQ(nv.refcount, ModuleInfo::kRefcountUnknown);
+  EXPECT_TRUE(s.driver.modules[3].builtin);
+  EXPECT_EQ(s.driver.modules[1].source, "proc-modules");  // listed there: not read twice
+}
+
+// /proc/modules unreadable: a gap, and /sys/module still shows what is loaded.
+TEST(ProbeFilesDriver, UnreadableProcModulesIsAGapNotAbsence) {
+  testing_util::TempDir dir("driver-probe");
+  auto put = [&](const std::string& rel, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(dir.path() + rel).parent_path());
+    std::ofstream(dir.path() + rel) << text;
+  };
+  put("/sys/module/nvidia/initstate", "live\n");
+  put("/sys/module/nvidia/refcnt", "20\n");
+  put("/sys/module/nvidia/taint", "OE\n");
+  put("/sys/module/nvidia_uvm/initstate", "coming\n");
+  Snapshot s;
+  ProbeRecord r = probe_driver_at(RootFs(dir.path()), &s);
+  EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
+  ASSERT_EQ(r.gaps.size(), 1u);
+  EXPECT_EQ(r.gaps[0].field, "driver.modules");
+  EXPECT_THAT(r.gaps[0].reason, HasSubstr("/proc/modules"));
+  ASSERT_THAT(module_names(s), ElementsAre("nvidia", "nvidia_uvm"));
+  EXPECT_EQ(s.driver.modules[0].state, "Live");
+  EXPECT_EQ(s.driver.modules[0].refcount, 20);
+  EXPECT_EQ(s.driver.modules[0].taint, "OE");
+  EXPECT_FALSE(s.driver.modules[0].builtin);
+  EXPECT_EQ(s.driver.modules[1].state, "Loading");
 }
 
 TEST(ProbeFilesDriver, NoDriverIsUnavailableWithReason) {
@@ -731,7 +852,14 @@ TEST(ProbeFilesGarbage, NoCrashAndHonestStatuses) {
   EXPECT_EQ(s.driver.version, "");
   EXPECT_TRUE(s.driver.proc_driver_nvidia);
   EXPECT_EQ(s.driver.uvm_disable_hmm, "");
-  EXPECT_THAT(module_names(s), ElementsAre("nvidia_uvm"));  // the one well-formed line
+  // The one well-formed line, and the two malformed ones that name modules
+  // we watch: counted as unrecognised, never read as "absent".
+  EXPECT_THAT(module_names(s), ElementsAre("nvidia", "nvidia_uvm", "nvidia_modeset"));
+  EXPECT_EQ(s.driver.modules[0].state, "");
+  EXPECT_EQ(s.driver.modules[0].refcount, ModuleInfo::kRefcountUnknown);
+  EXPECT_EQ(s.driver.modules[1].state, "Live");
+  EXPECT_GE(driver.unrecognised_lines, 3);
+  EXPECT_THAT(driver.detail, HasSubstr("unrecognised lines in /proc/modules"));
   EXPECT_EQ(s.driver.params.at("Good_Name"), "1");
   EXPECT_TRUE(s.driver.char_majors.empty());
 

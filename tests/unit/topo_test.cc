@@ -482,6 +482,28 @@ TEST(TopoRender, TextHasTableMatrixAndLegend) {
   }
 }
 
+// -1 on a GPU straight on a root bus: a VM's passthrough (the H200 record),
+// where nvidia-smi topo -m prints 0. Behind a root port, -1 stays N/A.
+TEST(TopoRender, VmGpuHasNoNumaNode) {
+  Machine m;
+  m.gpu("0000:00:06.0", "", "pci0000:00", -1, "0-15");
+  Topology t = build_topology(m.s);
+  ASSERT_EQ(t.gpus.size(), 1u);
+  EXPECT_EQ(t.gpus[0].numa_node, std::nullopt);
+  EXPECT_EQ(t.gpus[0].numa_note, "no NUMA node (VM)");
+  std::string text = render_topology_text(t);
+  EXPECT_NE(text.find("GPU0  X     0-15          no NUMA node (VM)\n"), std::string::npos) << text;
+  auto doc = nlohmann::json::parse(render_topology_json(t));
+  EXPECT_TRUE(doc["gpus"][0]["numa_node"].is_null());
+  EXPECT_EQ(doc["gpus"][0]["numa_note"], "no NUMA node (VM)");
+
+  Machine bare = four_gpus();
+  bare.s.pci[3].numa_node = -1;
+  Topology b = build_topology(bare.s);
+  EXPECT_EQ(b.gpus[3].numa_note, "");
+  EXPECT_TRUE(nlohmann::json::parse(render_topology_json(b))["gpus"][3]["numa_note"].is_null());
+}
+
 TEST(TopoRender, JsonSchema) {
   Machine m = four_gpus();
   m.s.pci[3].numa_node = -1;
