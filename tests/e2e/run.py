@@ -98,6 +98,12 @@ def scenario_command(gd, fakes, sc, tmp):
         env["LD_LIBRARY_PATH"] = compat_dir
         argv += ["--nvml-lib", os.path.join(fakes, "libnvidia-ml.so.1"),
                  "--cudart-lib", os.path.join(fakes, "libcudart.so.13")]
+    elif libs == "no-cuda":
+        # NVML but no libcuda: a container started with
+        # NVIDIA_DRIVER_CAPABILITIES=utility gets nvidia-smi, not libcuda.
+        argv += ["--nvml-lib", os.path.join(fakes, "libnvidia-ml.so.1"),
+                 "--cuda-lib", "/nonexistent/libcuda.so.1",
+                 "--cudart-lib", os.path.join(fakes, "libcudart.so.13")]
     elif libs == "none":
         argv += ["--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
                  "--cuda-lib", "/nonexistent/libcuda.so.1",
