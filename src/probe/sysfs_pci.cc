@@ -36,12 +36,29 @@ std::optional<uint64_t> read_hex(const RootFs& fs, const std::string& file, uint
   return v;
 }
 
-// "16.0 GT/s PCIe", "8 GT/s", "Unknown" (link down: 0, not an error).
-double read_link_speed(const RootFs& fs, const std::string& file) {
+// current_link_speed / max_link_speed, as drivers/pci/pci-sysfs.c prints
+// them (pci_speed_string):
+//   32.0 GT/s PCIe          Linux 5.x and later (the H200 VM: Gen5)
+//   8 GT/s                  Linux 4.x and older, no ".0" and no "PCIe"
+//   2.5 GT/s
+//   Unknown                 link down, or a conventional PCI function
+// "Unknown" and an absent file (a VM's virtual bus may have none) are 0,
+// unknown; anything else without a leading speed is an unrecognised line.
+double read_link_speed(const RootFs& fs, const std::string& file, ProbeNotes* notes) {
   auto r = fs.read_line(file, 64);
-  return r ? parse_leading_double(*r) : 0;
+  if (!r) return 0;
+  std::string_view v = trim(*r);
+  if (v == "Unknown" || v.empty()) return 0;
+  double gts = parse_leading_double(v);
+  if (gts <= 0 || gts > 1000) {
+    notes->unrecognised(1, file);
+    return 0;
+  }
+  return gts;
 }
 
+// current_link_width / max_link_width: the lane count, "16"; absent on a
+// conventional PCI function (0, unknown).
 int read_link_width(const RootFs& fs, const std::string& file, ProbeNotes* notes) {
   auto r = fs.read_line(file, 64);
   if (!r) return 0;
@@ -53,6 +70,9 @@ int read_link_width(const RootFs& fs, const std::string& file, ProbeNotes* notes
   return static_cast<int>(*v);
 }
 
+// numa_node: "0", "1", ...; "-1" when the firmware gives the device no
+// proximity domain (a VM's virtual bus: the H200 VM; single-node machines);
+// absent on a kernel without CONFIG_NUMA. Both read as -1, no NUMA node.
 int read_numa_node(const RootFs& fs, const std::string& file, ProbeNotes* notes) {
   auto r = fs.read_line(file, 64);
   if (!r) return -1;
@@ -100,8 +120,8 @@ std::optional<PciDevice> read_device(const RootFs& fs, const std::string& bdf, P
   if (auto link = fs.readlink(dir + "driver")) d.driver = printable(basename_of(*link), 64);
   d.numa_node = read_numa_node(fs, dir + "numa_node", notes);
   if (auto r = fs.read_line(dir + "local_cpulist", 4096)) d.local_cpulist = printable(*r, 1024);
-  d.current_link_speed_gts = read_link_speed(fs, dir + "current_link_speed");
-  d.max_link_speed_gts = read_link_speed(fs, dir + "max_link_speed");
+  d.current_link_speed_gts = read_link_speed(fs, dir + "current_link_speed", notes);
+  d.max_link_speed_gts = read_link_speed(fs, dir + "max_link_speed", notes);
   d.current_link_width = read_link_width(fs, dir + "current_link_width", notes);
   d.max_link_width = read_link_width(fs, dir + "max_link_width", notes);
   // Only GPUs have /proc/driver/nvidia/gpus/<bdf>: skip the opens bound to
@@ -117,8 +137,8 @@ PciBridge read_bridge(const RootFs& fs, const std::string& dir, const std::strin
   b.vendor_id = static_cast<uint16_t>(read_hex(fs, dir + "/vendor", 0xffff, notes).value_or(0));
   b.device_id = static_cast<uint16_t>(read_hex(fs, dir + "/device", 0xffff, notes).value_or(0));
   b.numa_node = read_numa_node(fs, dir + "/numa_node", notes);
-  b.current_link_speed_gts = read_link_speed(fs, dir + "/current_link_speed");
-  b.max_link_speed_gts = read_link_speed(fs, dir + "/max_link_speed");
+  b.current_link_speed_gts = read_link_speed(fs, dir + "/current_link_speed", notes);
+  b.max_link_speed_gts = read_link_speed(fs, dir + "/max_link_speed", notes);
   b.current_link_width = read_link_width(fs, dir + "/current_link_width", notes);
   b.max_link_width = read_link_width(fs, dir + "/max_link_width", notes);
   // 4096 bytes as root; a user's read stops at 64 (parse_acs_config says so).

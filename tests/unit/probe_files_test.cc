@@ -395,6 +395,24 @@ TEST(ProbeFilesDriver, H200VmRefcountDash) {
   EXPECT_EQ(s.driver.uvm_disable_hmm, "N");
 }
 
+// The H200 VM's GPU: straight on the root bus, numa_node -1, Gen5 x16.
+TEST(ProbeFilesPci, H200VmGpuOnTheRootBus) {
+  Snapshot s;
+  ProbeRecord r = probe_pci(opt_of("h200-vm"), &s);
+  EXPECT_EQ(r.status, ProbeStatus::kOk) << r.detail;
+  ASSERT_EQ(s.pci.size(), 1u);
+  const PciDevice& d = s.pci[0];
+  EXPECT_EQ(d.bdf, "0000:00:06.0");
+  EXPECT_EQ(d.device_id, 0x2335);
+  EXPECT_EQ(d.numa_node, -1);
+  EXPECT_EQ(d.parent, "");
+  EXPECT_EQ(d.root_bus, "pci0000:00");
+  EXPECT_DOUBLE_EQ(d.current_link_speed_gts, 32.0);
+  EXPECT_EQ(d.max_link_width, 16);
+  EXPECT_EQ(d.proc_model, "NVIDIA H200");
+  EXPECT_EQ(d.proc_uuid, "GPU-45e11636-eca6-4b14-c5ee-af9440ab3d3d");
+}
+
 TEST(ProbeFilesDriver, PermanentUsers) {
   Snapshot s;
   ProbeRecord r = probe_driver(opt_of("ws-4x4090-permanent"), &s);
@@ -875,7 +893,11 @@ TEST(ProbeFilesGarbage, NoCrashAndHonestStatuses) {
   EXPECT_EQ(d.numa_node, -1);
   EXPECT_EQ(d.local_cpulist, "\\x01\\x02\\xff");
   EXPECT_DOUBLE_EQ(d.current_link_speed_gts, 0);  // "Unknown"
-  EXPECT_DOUBLE_EQ(d.max_link_speed_gts, 0);
+  EXPECT_DOUBLE_EQ(d.max_link_speed_gts, 0);      // "garbage GT/s": counted, not a speed
+  EXPECT_THAT(pci.detail, HasSubstr("unrecognised line in /sys/bus/pci/devices/0000:01:00.0/"
+                                    "max_link_speed"));
+  EXPECT_GE(pci.unrecognised_lines, 1);
+  EXPECT_EQ(pci.detail.find("current_link_speed"), std::string::npos);  // "Unknown" is no error
   EXPECT_EQ(d.current_link_width, 0);
   EXPECT_EQ(d.max_link_width, 0);
   EXPECT_EQ(d.driver, "nvidia");
