@@ -252,7 +252,7 @@ namespace {
 void read_version(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
   auto r = fs.read("/proc/driver/nvidia/version", 16 * 1024);
   if (!r) {
-    notes->garbled(r.error());
+    notes->gap("driver.version", r.error());
     return;
   }
   auto v = parse_nvidia_version(*r);
@@ -270,7 +270,7 @@ void read_version(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
 void read_params(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
   auto r = fs.read("/proc/driver/nvidia/params", 64 * 1024);
   if (!r) {
-    notes->note(r.error());
+    notes->gap("driver.params", r.error());
     return;
   }
   int malformed = 0;
@@ -327,7 +327,7 @@ ProbeRecord probe_driver_at(const RootFs& fs, Snapshot* s) {
   if (auto r = fs.read("/proc/devices", 64 * 1024)) {
     d.char_majors = parse_proc_devices_char(*r);
   } else {
-    notes.note(r.error());
+    notes.gap("driver.char_majors", r.error());
   }
   return notes.record("driver");
 }

@@ -116,7 +116,7 @@ ProbeRecord probe_iommu_at(const RootFs& fs, Snapshot* s) {
     io.cmdline_flags = join_words(c.flags);
     io.passthrough = c.passthrough;
   } else {
-    notes.note(r.error());
+    notes.gap("iommu.cmdline_flags", r.error());
   }
   // The groups' default domain is what the kernel did; the command line is
   // what it was asked (and the only source before Linux 5.11).

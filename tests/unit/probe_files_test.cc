@@ -450,9 +450,11 @@ TEST(ProbeFilesDriver, UnreadableProcModulesIsAGapNotAbsence) {
   Snapshot s;
   ProbeRecord r = probe_driver_at(RootFs(dir.path()), &s);
   EXPECT_EQ(r.status, ProbeStatus::kUnavailable);
-  ASSERT_EQ(r.gaps.size(), 1u);
+  ASSERT_EQ(r.gaps.size(), 2u);  // no /proc/modules, and no /proc/devices in this tree
   EXPECT_EQ(r.gaps[0].field, "driver.modules");
   EXPECT_THAT(r.gaps[0].reason, HasSubstr("/proc/modules"));
+  EXPECT_EQ(r.gaps[1].field, "driver.char_majors");
+  EXPECT_THAT(r.gaps[1].reason, HasSubstr("/proc/devices"));
   ASSERT_THAT(module_names(s), ElementsAre("nvidia", "nvidia_uvm"));
   EXPECT_EQ(s.driver.modules[0].state, "Live");
   EXPECT_EQ(s.driver.modules[0].refcount, 20);
