@@ -207,16 +207,17 @@ LoadedLibrary load_cudart(const std::string& path, std::string* error) {
 void run_runtime(ChildOutput& out, const std::string& path, CudaRun* run) {
   LoadedLibrary lib = load_cudart(path, &run->cudart_error);
   if (lib.handle == nullptr) return;
-  auto version = resolve<int(int*)>(lib.handle, {"cudaRuntimeGetVersion"});
-  auto count = resolve<int(int*)>(lib.handle, {"cudaGetDeviceCount"});
-  if (count.fn == nullptr) {
+  cuda::RuntimeApi rt;
+  rt.runtime_version = resolve<cuda::cudaError_t(int*)>(lib.handle, {"cudaRuntimeGetVersion"});
+  rt.device_count = resolve<cuda::cudaError_t(int*)>(lib.handle, {"cudaGetDeviceCount"});
+  if (rt.device_count.fn == nullptr) {
     run->cudart_error = lib.path + " does not export cudaGetDeviceCount";
     return;
   }
   run->cudart_loaded = lib.path;
-  ask(out, version, "", [&](auto f) { return f(&run->cudart_runtime_version); });
+  ask(out, rt.runtime_version, "", [&](auto f) { return f(&run->cudart_runtime_version); });
   int n = 0;
-  run->cudart_rc = ask(out, count, "", [&](auto f) { return f(&n); });
+  run->cudart_rc = ask(out, rt.device_count, "", [&](auto f) { return f(&n); });
   if (run->cudart_rc == kSuccess) run->cudart_device_count = n;
 }
 

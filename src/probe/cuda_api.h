@@ -54,4 +54,12 @@ struct Api {
   Sym<CUresult(unsigned int*, unsigned int*)> mem_info_v1;  // cuMemGetInfo (32-bit counts)
 };
 
+// The CUDA runtime (libcudart) calls, cuda_runtime_api.h of the same
+// toolkit; cudaError_t is an enum of 4 bytes there and int here.
+using cudaError_t = int;
+struct RuntimeApi {
+  Sym<cudaError_t(int*)> runtime_version;  // cudaRuntimeGetVersion
+  Sym<cudaError_t(int*)> device_count;     // cudaGetDeviceCount
+};
+
 }  // namespace gd::cuda

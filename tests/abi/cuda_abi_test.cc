@@ -1,10 +1,9 @@
 // The CUDA probe's declarations (src/probe/cuda_api.h) compiled against the
-// toolkit's own cuda.h, built only where CMake finds it (cmake/tests-abi.cmake):
-// every symbol the probe resolves is called with cuda.h's signature, CUuuid
-// has cuda.h's layout (the numbers of probe/nvidia_abi.h, asserted on the
-// real struct), and the attribute numbers are cuda.h's. At run time, the
-// error catalog's names and texts against cuda.h, driver_types.h and the
-// toolkit's libcudart.
+// toolkit's own cuda.h and cuda_runtime_api.h, built only where CMake finds it
+// (cmake/tests-abi.cmake): every symbol the probe resolves is called with cuda.h's signature,
+// CUuuid has cuda.h's layout (the numbers of probe/nvidia_abi.h, asserted on the real struct), and
+// the attribute numbers are cuda.h's. At run time, the error catalog's names and texts against
+// cuda.h, driver_types.h and the toolkit's libcudart.
 //
 // __CUDA_API_VERSION_INTERNAL makes cuda.h declare the unversioned symbols
 // under their own names with their own (old) signatures, as the library
@@ -12,6 +11,7 @@
 // for cuDeviceTotalMem_v2.
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -64,6 +64,13 @@ GD_ABI_SYMBOL(Api, mem_info, cuMemGetInfo_v2);
 GD_ABI_SYMBOL(Api, mem_info_v1, cuMemGetInfo);
 // A member added to Api without a line above fails here.
 static_assert(sizeof(Api) == 15 * sizeof(gd::Sym<void()>), "a member of cuda::Api is unchecked");
+
+// The runtime's two calls (cuda_runtime_api.h).
+static_assert(sizeof(cudaError_t) == sizeof(gd::cuda::cudaError_t));
+GD_ABI_SYMBOL(gd::cuda::RuntimeApi, runtime_version, cudaRuntimeGetVersion);
+GD_ABI_SYMBOL(gd::cuda::RuntimeApi, device_count, cudaGetDeviceCount);
+static_assert(sizeof(gd::cuda::RuntimeApi) == 2 * sizeof(gd::Sym<void()>),
+              "a member of cuda::RuntimeApi is unchecked");
 
 #ifdef GD_ABI_PLANT_MISMATCH
 // The old declaration: the unversioned cuDeviceTotalMem called through a
