@@ -229,4 +229,17 @@ bool is_compat_dir(std::string_view dir) {
   return dir.find("/compat/") != std::string_view::npos || dir.ends_with("/compat");
 }
 
+std::string module_version(const Snapshot& s, std::string* from) {
+  if (!s.driver.version.empty()) {
+    *from = "/proc/driver/nvidia/version";
+    return s.driver.version;
+  }
+  if (s.nvml.driver_version.ok() && !s.nvml.driver_version.value.empty()) {
+    *from = "NVML (/proc/driver/nvidia/version was not read)";
+    return s.nvml.driver_version.value;
+  }
+  from->clear();
+  return "";
+}
+
 }  // namespace gd

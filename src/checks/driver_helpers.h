@@ -34,6 +34,10 @@ std::string module_evidence(const ModuleInfo& m);
 bool cuda_started_for_user(const Snapshot& s);
 // The kernel module version, parsed; nullopt when unknown.
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);
+// The kernel module's version as text: /proc/driver/nvidia/version's, else
+// NVML's (nvmlInit succeeds only when the library and the module are the same
+// version), with *from saying which. "" when neither is known.
+std::string module_version(const Snapshot& s, std::string* from);
 
 // The parts between `sep`, empty ones included, as owned strings (probe/
 // text.h split() gives views).

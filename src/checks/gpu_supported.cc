@@ -17,14 +17,10 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
   if (!nvidia_driver_loaded(s)) {
     return not_applicable(kId, "The driver version is unknown (driver not loaded).");
   }
-  auto version = kernel_driver_version(s);
-  std::string version_text = s.driver.version;
-  if (!version && s.nvml.driver_version.ok()) {
-    // nvmlInit succeeds only when the library and the kernel module are the
-    // same version, so NVML's is the module's when its /proc file was not read.
-    version = parse_driver_version(s.nvml.driver_version.value);
-    version_text = s.nvml.driver_version.value + ", from NVML";
-  }
+  std::string from;
+  std::string version_text = module_version(s, &from);
+  auto version = parse_driver_version(version_text);
+  if (from.starts_with("NVML")) version_text += ", from NVML";
   if (!version) {
     return not_applicable(kId,
                           "The driver version is unknown: /proc/driver/nvidia/version was not "

@@ -200,7 +200,10 @@ TEST(CudaErrors, Formatting) {
   EXPECT_EQ(cuda_driver_error(2), "CUDA_ERROR_OUT_OF_MEMORY (2)");
   EXPECT_EQ(cuda_driver_error(35), "CUresult 35");
   EXPECT_EQ(cuda_runtime_error(2), "cudaErrorMemoryAllocation (2): out of memory");
-  EXPECT_EQ(cuda_runtime_error(226), "cudaErrorContained (226)");  // no known string
+  // libcudart 13.0's own text (catalog_cuda_errors_test.cc holds the rest).
+  EXPECT_EQ(cuda_runtime_error(226),
+            "cudaErrorContained (226): Invalid access of peer GPU memory over nvlink or a "
+            "hardware error");
   EXPECT_EQ(cuda_runtime_error(4242), "cudaError_t 4242");
 }
 
