@@ -16,7 +16,7 @@ fleet really drifts, staged in the inputs rather than edited into the JSON:
     gpu-node-06  as built
 
 What varies from run to run is normalized: hostname, time, the staged root
-and fake-library paths, durations.
+and fake-library paths, durations, the CUDA probe's own address space.
 
     tests/diff/make_nodes.py GPUDOCTOR FAKES_DIR           rewrite the nodes
     tests/diff/make_nodes.py GPUDOCTOR FAKES_DIR --check   exit 1 if one differs
@@ -136,6 +136,15 @@ def zero_durations(doc):
             zero_durations(v)
 
 
+def zero_vm_usage(doc):
+    """The CUDA probe's own VmSize/VmData differ with the build (a sanitizer's
+    shadow) and the C library: none of the compared fields."""
+    for run in doc.get("cuda", {}).get("runs", []):
+        for k in ("vm_start", "vm_init", "vm_context"):
+            if k in run:
+                run[k] = {"size_bytes": 0, "data_bytes": 0}
+
+
 def record(gd, fakes, tmp, index, name, spec):
     root, sc_path, extra_env = stage(tmp, name, **spec)
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "GPUDOCTOR_FAKE_SCENARIO": sc_path}
@@ -158,6 +167,7 @@ def record(gd, fakes, tmp, index, name, spec):
     doc["tool_version"] = "0.1.0"
     doc["root"] = "/"
     zero_durations(doc)
+    zero_vm_usage(doc)
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
