@@ -83,8 +83,8 @@ struct ModuleInfo {
   // -1 unknown: "-" on a kernel without CONFIG_MODULE_UNLOAD, a built-in
   // module, or a /proc/modules line in a form the parser does not know.
   int refcount = 0;
-  std::string taint;   // "(POE)" letters without parentheses, e.g. "POE"
-  std::string source;  // where it was seen: "proc-modules", "sys-module"; "" older snapshots
+  std::string taint;     // "(POE)" letters without parentheses, e.g. "POE"
+  std::string source;    // where it was seen: "proc-modules", "sys-module"; "" older snapshots
   bool builtin = false;  // built into the kernel: /sys/module/<name> without initstate
 };
 
