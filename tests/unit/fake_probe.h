@@ -4,7 +4,10 @@
 // the test's environment as they would a user's).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -47,5 +50,24 @@ inline ProbeOptions fake_options(double deadline_s = 10) {
   opt.deadline_s = deadline_s;
   return opt;
 }
+
+// A scenario file written for one test, removed with it.
+class TempScenario {
+ public:
+  explicit TempScenario(const std::string& json) {
+    char tmpl[] = "/tmp/gd-scenario-XXXXXX";
+    int fd = mkstemp(tmpl);
+    path_ = tmpl;
+    if (fd >= 0) close(fd);
+    std::ofstream(path_) << json;
+  }
+  ~TempScenario() { unlink(path_.c_str()); }
+  TempScenario(const TempScenario&) = delete;
+  TempScenario& operator=(const TempScenario&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace gd::testing_fakes

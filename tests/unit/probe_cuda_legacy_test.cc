@@ -17,23 +17,8 @@ namespace {
 
 using testing_fakes::fake_options;
 using testing_fakes::ScopedEnv;
+using testing_fakes::TempScenario;
 
-// A scenario written for one test, removed with it.
-class TempScenario {
- public:
-  explicit TempScenario(const std::string& json) {
-    char tmpl[] = "/tmp/gd-cuda-legacy-XXXXXX";
-    int fd = mkstemp(tmpl);
-    path_ = tmpl;
-    if (fd >= 0) close(fd);
-    std::ofstream(path_) << json;
-  }
-  ~TempScenario() { unlink(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 CudaRun probe_with(const std::string& lib, const std::string& scenario_json) {
   TempScenario sc(scenario_json);

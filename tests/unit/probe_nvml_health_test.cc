@@ -26,6 +26,7 @@ constexpr int kGpuIsLost = 15;
 
 using testing_fakes::fake_options;
 using testing_fakes::ScopedEnv;
+using testing_fakes::TempScenario;
 
 NvmlInfo probe_file(const std::string& path, double deadline_s = 10) {
   ScopedEnv sc("GPUDOCTOR_FAKE_SCENARIO", path);
@@ -251,22 +252,6 @@ TEST_F(NvmlHealthNode, TopologyListedPairsAndTheNumaRule) {
 
 // --- failures ------------------------------------------------------------------
 
-// A scenario written for one test, removed with it.
-class TempScenario {
- public:
-  explicit TempScenario(const std::string& json) {
-    char tmpl[] = "/tmp/gd-nvml-health-XXXXXX";
-    int fd = mkstemp(tmpl);
-    path_ = tmpl;
-    if (fd >= 0) close(fd);
-    std::ofstream(path_) << json;
-  }
-  ~TempScenario() { unlink(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 constexpr const char* kTwoGpus = R"("gpus": [
   {"bus_id": "0000:01:00.0", "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-00000000-0000-0000-0000-000000000001"},
