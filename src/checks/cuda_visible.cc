@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <unordered_map>
 
 namespace gd {
 namespace {
@@ -35,21 +36,35 @@ bool run_saw_all(const CudaRun& r, bool cvd_unset) {
   return cvd_unset && it == r.env_changes.end();
 }
 
-void fill_from_cuda(const Snapshot& s, GpuIdentity& g) {
+// Every CUDA device of every run by normalized bus id, in run order: one
+// pass, so that filling N GPUs stays linear in N (a snapshot may list
+// thousands of GPUs).
+using CudaDevicesByBdf = std::unordered_map<std::string, std::vector<const CudaDevice*>>;
+
+CudaDevicesByBdf cuda_devices_by_bdf(const Snapshot& s) {
+  CudaDevicesByBdf out;
   for (const auto& run : s.cuda.runs) {
     for (const auto& d : run.devices) {
-      if (d.get_rc != 0 || normalize_bdf(d.pci_bus_id) != g.bdf) continue;
-      if (g.cc_major == 0 && d.cc_major > 0) {
-        g.cc_major = d.cc_major;
-        g.cc_minor = d.cc_minor;
-      }
-      if (g.max_sm_clock_mhz == 0 && d.clock_khz > 0) {
-        g.max_sm_clock_mhz = static_cast<uint32_t>(d.clock_khz / 1000);
-      }
-      if (g.uuid.empty()) g.uuid = d.uuid;
-      if (g.name.empty()) g.name = d.name;
-      if (g.memory_total_bytes == 0) g.memory_total_bytes = d.total_memory_bytes;
+      if (d.get_rc == 0) out[normalize_bdf(d.pci_bus_id)].push_back(&d);
     }
+  }
+  return out;
+}
+
+void fill_from_cuda(const CudaDevicesByBdf& by_bdf, GpuIdentity& g) {
+  auto it = by_bdf.find(g.bdf);
+  if (it == by_bdf.end()) return;
+  for (const CudaDevice* d : it->second) {
+    if (g.cc_major == 0 && d->cc_major > 0) {
+      g.cc_major = d->cc_major;
+      g.cc_minor = d->cc_minor;
+    }
+    if (g.max_sm_clock_mhz == 0 && d->clock_khz > 0) {
+      g.max_sm_clock_mhz = static_cast<uint32_t>(d->clock_khz / 1000);
+    }
+    if (g.uuid.empty()) g.uuid = d->uuid;
+    if (g.name.empty()) g.name = d->name;
+    if (g.memory_total_bytes == 0) g.memory_total_bytes = d->total_memory_bytes;
   }
 }
 
@@ -397,7 +412,8 @@ GpuInventory gpu_inventory(const Snapshot& s) {
     inv.source = GpuSource::kPci;
   }
   if (inv.gpus.empty()) inv.source = GpuSource::kNone;
-  for (auto& g : inv.gpus) fill_from_cuda(s, g);
+  CudaDevicesByBdf by_bdf = cuda_devices_by_bdf(s);
+  for (auto& g : inv.gpus) fill_from_cuda(by_bdf, g);
   return inv;
 }
 
@@ -478,11 +494,12 @@ DefaultOrder default_cuda_order(const Snapshot& s, const GpuInventory& inv) {
     if (r.label != "user" || cvd_set || pci_order || !r.env_changes.empty()) continue;
     if (!r.child_error.empty() || r.init_rc != 0 || r.device_count_rc != 0) continue;
     if (r.devices.size() != gpus.size()) continue;
+    std::unordered_map<std::string, std::vector<size_t>> index_of;
+    for (size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i].bdf].push_back(i);
     std::vector<size_t> seen;
     for (const auto& dev : r.devices) {
-      for (size_t i = 0; i < gpus.size(); ++i) {
-        if (gpus[i].bdf == normalize_bdf(dev.pci_bus_id)) seen.push_back(i);
-      }
+      auto it = index_of.find(normalize_bdf(dev.pci_bus_id));
+      if (it != index_of.end()) seen.insert(seen.end(), it->second.begin(), it->second.end());
     }
     if (seen.size() != gpus.size()) continue;
     d.known = true;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
@@ -17,8 +18,8 @@ namespace {
 
 constexpr const char* kId = "gpu.missing";
 
-bool contains(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
+bool contains(const std::unordered_set<std::string>& v, const std::string& x) {
+  return v.count(x) != 0;
 }
 
 // Drivers that take a GPU away from the host on purpose (VM passthrough).
@@ -117,18 +118,21 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
   // The counts the verdict rests on: of the expected GPUs, how many NVML and
   // CUDA list (by bus id, so a count that matches by accident does not pass).
   int nvml_found = 0, cuda_found = 0, cuda_expected = 0;
+  // Sets for the lookups: linear in the GPUs, however many a snapshot lists.
+  const std::unordered_set<std::string> nvml_set(nvml_bdfs.begin(), nvml_bdfs.end());
+  const std::unordered_set<std::string> cuda_set(cuda_bdfs.begin(), cuda_bdfs.end());
   for (const auto& bdf : expected) {
     std::vector<std::string> lacks;
-    if (nvml && !contains(nvml_bdfs, bdf)) lacks.push_back("NVML");
-    if (nvml && contains(nvml_bdfs, bdf)) ++nvml_found;
+    if (nvml && !contains(nvml_set, bdf)) lacks.push_back("NVML");
+    if (nvml && contains(nvml_set, bdf)) ++nvml_found;
     // MIG GPUs appear in CUDA as at most one instance: not comparable.
     const NvmlGpu* ng = nvml_gpu_by_bdf(s, bdf);
     bool mig = ng != nullptr && ng->mig_mode_current.ok() && ng->mig_mode_current.value == 1;
     if (run != nullptr && !mig) {
       ++cuda_expected;
-      if (contains(cuda_bdfs, bdf)) ++cuda_found;
+      if (contains(cuda_set, bdf)) ++cuda_found;
     }
-    if (run != nullptr && !mig && !contains(cuda_bdfs, bdf)) lacks.push_back("CUDA");
+    if (run != nullptr && !mig && !contains(cuda_set, bdf)) lacks.push_back("CUDA");
     if (lacks.empty()) continue;
     missing.push_back(bdf);
     std::string driver;

@@ -22,8 +22,14 @@ std::string nvml_unavailable_reason(const Snapshot& s) {
 }
 
 const NvmlGpu* nvml_gpu_by_bdf(const Snapshot& s, const std::string& bdf) {
+  // NVML's bus ids are normalized when probed (nvml.cc): the common case is
+  // an exact match, found without building a string per GPU.
   for (const auto& g : s.nvml.gpus) {
-    if (g.pci_bus_id.ok() && normalize_bdf(g.pci_bus_id.value) == normalize_bdf(bdf)) return &g;
+    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bdf) return &g;
+  }
+  std::string want = normalize_bdf(bdf);
+  for (const auto& g : s.nvml.gpus) {
+    if (g.pci_bus_id.ok() && normalize_bdf(g.pci_bus_id.value) == want) return &g;
   }
   return nullptr;
 }

@@ -11,6 +11,7 @@
 #include "report/render.h"
 #include "report/report.h"
 #include "snapshot/snapshot_json.h"
+#include "util/ascii.h"
 #include "util/duration.h"
 
 namespace gd {
@@ -96,7 +97,9 @@ int run_check(const CheckArgs& args) {
     return npd.exit_code;
   }
   bool json = args.json || args.format == "json";
-  std::string out = json ? render_json(report) : render_text(report, {args.verbose});
+  // A snapshot's strings (log lines, paths) reach the terminal escaped.
+  std::string out =
+      json ? render_json(report) : escape_controls(render_text(report, {args.verbose}));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_code_for(report.verdict);
 }

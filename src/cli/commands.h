@@ -35,6 +35,9 @@ int print_listing(const std::vector<ListedTest>& rows, bool json);
 
 // --root, --nvml-lib, --cuda-lib, --cudart-lib, --deadline.
 void add_probe_options(CLI::App* app, ProbeOptions* opt);
+// CLI::Range for numbers that must also be finite: CLI::Range lets nan
+// through (every comparison with it is false). The message names the range.
+CLI::Validator finite_range(double lo, double hi);
 // --config FILE (health thresholds) and --log-window DURATION, as every
 // command that runs the checks takes them.
 void add_config_option(CLI::App* app, std::string* path);

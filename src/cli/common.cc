@@ -2,10 +2,13 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
+#include "probe/text.h"
 #include "snapshot/snapshot_json.h"
 
 namespace gd {
@@ -50,7 +53,20 @@ void add_probe_options(CLI::App* app, ProbeOptions* opt) {
   app->add_option("--deadline", opt->deadline_s,
                   "Seconds NVML and CUDA may take before they count as hung (default 10)")
       ->option_text("SECONDS")
-      ->check(CLI::Range(0.1, 600.0));
+      ->check(finite_range(0.1, 600.0));
+}
+
+CLI::Validator finite_range(double lo, double hi) {
+  std::string range = fmt::format("a finite number in [{}, {}]", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) {
+        double v = 0;
+        std::istringstream in(text);
+        in >> v;
+        bool ok = in && in.eof() && std::isfinite(v) && v >= lo && v <= hi;
+        return ok ? std::string() : "'" + printable(text, 32) + "' is not " + range;
+      },
+      range);
 }
 
 Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe) {

@@ -108,7 +108,7 @@ void setup_diag(CLI::App* app, DiagArgs* args) {
   app->add_option("--duration", args->duration_s,
                   "Seconds each sustained test runs, levels 2 and 3 (default 20, 1 to 3600)")
       ->option_text("S")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(finite_range(1.0, 3600.0));
   app->add_option("--seed", args->seed, "Seed of the random memory pattern and GEMM inputs")
       ->option_text("N");
   app->add_flag("--json", args->json,
@@ -132,7 +132,7 @@ void setup_diag(CLI::App* app, DiagArgs* args) {
   app->add_option("--from", args->from, "Take the machine from a recorded snapshot")->group("");
   app->add_option("--helper-deadline", args->helper_deadline_s,
                   "Seconds before the helper counts as hung (default: from level, duration, GPUs)")
-      ->check(CLI::Range(0.1, 86400.0))
+      ->check(finite_range(0.1, 86400.0))
       ->group("");
 }
 

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "probe/kernel_log.h"
 #include "report/events.h"
+#include "util/ascii.h"
 #include "util/duration.h"
 
 namespace gd {
@@ -18,7 +19,9 @@ std::atomic<bool> g_stop{false};
 
 void on_signal(int) { g_stop = true; }
 
-void print(const std::string& s) {
+// Every line a log holds reaches a terminal through here: escaped.
+void print(const std::string& text) {
+  std::string s = escape_controls(text);
   std::fwrite(s.data(), 1, s.size(), stdout);
   std::fflush(stdout);
 }

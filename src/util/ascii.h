@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cctype>
+#include <string>
 #include <string_view>
 
 namespace gd {
@@ -16,6 +17,32 @@ inline bool iequals(std::string_view a, std::string_view b) {
     }
   }
   return true;
+}
+
+// "Slurm_Jwt" -> "SLURM_JWT".
+inline std::string ascii_upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Text for a terminal: control bytes (ESC, CR, BEL, ...) other than newline
+// and tab as \xNN, so that a log line or pasted text cannot move the cursor,
+// retitle the window or hide what follows. UTF-8 passes unchanged.
+inline std::string escape_controls(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace gd

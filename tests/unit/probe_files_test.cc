@@ -137,7 +137,7 @@ TEST(ProbeFilesText, ParsesSysfsValues) {
 // --- env --------------------------------------------------------------------------------
 
 TEST(ProbeFilesEnv, RecordsOnlyTheAllowList) {
-  std::string long_value(kEnvValueMaxBytes + 100, 'x');
+  std::string long_value = "/" + std::string(kEnvValueMaxBytes + 100, 'x');
   std::string long_entry = "LD_PRELOAD=" + long_value;
   std::vector<const char*> envp = {"CUDA_VISIBLE_DEVICES=1,0",
                                    "NVIDIA_DRIVER_CAPABILITIES=compute,utility",
@@ -169,6 +169,53 @@ TEST(ProbeFilesEnv, RecordsOnlyTheAllowList) {
                                     Pair("PYTORCH_NVML_BASED_CUDA_CHECK", "1"), Pair("RANK", "3"),
                                     Pair("SLURM_JOB_ID", "4242"), Pair("container", "podman")));
   EXPECT_TRUE(filter_env(nullptr).vars.empty());
+}
+
+// issue 20: every credential word, in an allowed prefix and in lower case.
+TEST(ProbeFilesEnv, CredentialNamesAreDeniedByPattern) {
+  for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PWD", "KEY", "AUTH", "JWT",
+                           "PAT", "PSK", "BEARER", "CREDENTIAL", "COOKIE", "SESSION"}) {
+    std::string w = word;
+    for (const std::string& name : {"SLURM_" + w, "NCCL_" + w + "_X", "CUDA_MY" + w}) {
+      bool short_part = w.size() <= 4;  // PWD, KEY, JWT, PAT, PSK, AUTH: whole parts only
+      if (short_part && name == "CUDA_MY" + w) continue;
+      EXPECT_FALSE(env_name_allowed(name)) << name;
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      EXPECT_FALSE(env_name_allowed("SLURM_" + lower.substr(lower.find('_') + 1))) << lower;
+    }
+  }
+  // Parts that only look like the short words.
+  for (const char* name : {"LD_LIBRARY_PATH", "NCCL_IB_PKEY", "SLURM_JOB_PARTITION",
+                           "CUDA_MPS_PIPE_DIRECTORY", "NCCL_SOCKET_IFNAME"}) {
+    EXPECT_TRUE(env_name_allowed(name)) << name;
+  }
+}
+
+TEST(ProbeFilesEnv, ValuesNotOfTheirKindAreKeptAsTheirShape) {
+  std::string token = "ghp_" + std::string(36, 'a');
+  std::string jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJlc2lnbmF0dXJl";
+  std::string cvd = "CUDA_VISIBLE_DEVICES=" + token;
+  std::string path = "LD_LIBRARY_PATH=/usr/lib:" + token;
+  std::string jwt_entry = "NCCL_X=" + jwt;
+  std::vector<const char*> envp = {
+      cvd.c_str(),
+      path.c_str(),
+      jwt_entry.c_str(),
+      "NVIDIA_VISIBLE_DEVICES=GPU-1b9a0c7e-0d3f-4c1e-9a52-000000000001",
+      "RANK=cuda:0",
+      "LD_PRELOAD=libfoo.so $ORIGIN/libbar.so",
+      nullptr};
+  EnvInfo env = filter_env(envp.data());
+  EXPECT_EQ(env.vars.at("CUDA_VISIBLE_DEVICES"), "<redacted: 40 chars>");
+  EXPECT_EQ(env.vars.at("LD_LIBRARY_PATH"), "<redacted: 49 chars>");
+  EXPECT_EQ(env.vars.at("NCCL_X"), "<redacted: " + std::to_string(jwt.size()) + " chars>");
+  // What the checks must see as it is: real ids, short mistakes, paths.
+  EXPECT_EQ(env.vars.at("NVIDIA_VISIBLE_DEVICES"), "GPU-1b9a0c7e-0d3f-4c1e-9a52-000000000001");
+  EXPECT_EQ(env.vars.at("RANK"), "cuda:0");
+  EXPECT_EQ(env.vars.at("LD_PRELOAD"), "libfoo.so $ORIGIN/libbar.so");
+  std::vector<const char*> mistakes = {"CUDA_VISIBLE_DEVICES=0,GPU-bogus,cuda:1,3", nullptr};
+  EXPECT_EQ(filter_env(mistakes.data()).vars.at("CUDA_VISIBLE_DEVICES"), "0,GPU-bogus,cuda:1,3");
 }
 
 TEST(ProbeFilesEnv, NeverRecordsSecretsFromTheRealEnvironment) {
