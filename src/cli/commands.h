@@ -38,6 +38,8 @@ void add_probe_options(CLI::App* app, ProbeOptions* opt);
 // CLI::Range for numbers that must also be finite: CLI::Range lets nan
 // through (every comparison with it is false). The message names the range.
 CLI::Validator finite_range(double lo, double hi);
+// A whole number that fits 64 bits: CLI11 alone clamps 1e30 and wraps -1.
+CLI::Validator unsigned_64();
 // --config FILE (health thresholds) and --log-window DURATION, as every
 // command that runs the checks takes them.
 void add_config_option(CLI::App* app, std::string* path);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -67,6 +68,19 @@ CLI::Validator finite_range(double lo, double hi) {
         return ok ? std::string() : "'" + printable(text, 32) + "' is not " + range;
       },
       range);
+}
+
+CLI::Validator unsigned_64() {
+  return CLI::Validator(
+      [](std::string& text) {
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        bool ok = ec == std::errc() && end == text.data() + text.size() && !text.empty();
+        return ok ? std::string()
+                  : "'" + printable(text, 32) + "' is not a whole number in [0, " +
+                        std::to_string(UINT64_MAX) + "]";
+      },
+      "N");
 }
 
 Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe) {

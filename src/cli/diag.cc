@@ -110,7 +110,8 @@ void setup_diag(CLI::App* app, DiagArgs* args) {
       ->option_text("S")
       ->check(finite_range(1.0, 3600.0));
   app->add_option("--seed", args->seed, "Seed of the random memory pattern and GEMM inputs")
-      ->option_text("N");
+      ->option_text("N")
+      ->check(unsigned_64());
   app->add_flag("--json", args->json,
                 "Print the gpudoctor.report/v1 JSON report with a \"diag\" object (run, figures)");
   app->add_flag("-v,--verbose", args->verbose,

@@ -4,39 +4,26 @@
 #include "explain/explain.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "report/render.h"
+#include "util/ascii.h"
+#include "util/read_file.h"
 #include "util/result.h"
 
 namespace gd {
 namespace {
 
-// Pasted text is small; a runaway pipe is cut here rather than read forever.
-constexpr size_t kMaxInputBytes = 64u << 20;
-
+// Pasted text is small; a runaway pipe (`yes |`, /dev/zero) is refused at
+// the cap while reading, not after (util/read_file.h).
 Result<std::string> read_input(const std::string& path) {
-  std::string data;
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    data = ss.str();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"cannot read " + path + ": " + std::strerror(errno)};
-    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) return Error{"cannot read " + path};
-  }
-  if (data.size() > kMaxInputBytes) data.resize(kMaxInputBytes);
-  return data;
+  auto r = path == "-" ? read_fd_capped(STDIN_FILENO, kExplainCapBytes)
+                       : read_file_capped(path, kExplainCapBytes);
+  if (r.ok()) return r;
+  return Error{"cannot read " + (path == "-" ? std::string("stdin") : path) + ": " + r.error()};
 }
 
 bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
@@ -97,6 +84,7 @@ int run_explain(const ExplainArgs& args) {
           "\nNothing in the text is an error gpudoctor knows. Paste the whole error output "
           "(traceback, nvidia-smi, dmesg), or run `gpudoctor check` on that machine.\n";
     }
+    out = escape_controls(out);  // the pasted lines are quoted as evidence
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   if (!understood) return kExitInternal;

@@ -1,5 +1,7 @@
 #include "cli/job_check.h"
 
+#include <cstdlib>
+
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/report.h"
@@ -9,7 +11,8 @@ namespace gd {
 
 int check_for_job(const std::string& command, const ProbeOptions& probe, const std::string& from,
                   const std::string& config, JobCheck* out) {
-  auto cfg = load_config(config);
+  // --config, else $GPUDOCTOR_CONFIG, as for check (docs/config.md).
+  auto cfg = load_config(config_path(config, std::getenv("GPUDOCTOR_CONFIG")));
   if (!cfg.ok()) {
     print_error(command + ": " + cfg.error());
     return kExitUsage;

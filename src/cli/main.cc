@@ -1,6 +1,9 @@
 // gpudoctor: why CUDA will not start, and what to type to fix it.
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
 #include <string_view>
 
 #include "cli/commands.h"
@@ -10,9 +13,7 @@ namespace {
 constexpr const char* kAbout =
     "gpudoctor — diagnoses why CUDA will not start (or starts wrong) on this machine";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int gpudoctor_main(int argc, char** argv) {
   if (gd::is_probe_child(argc, argv)) return gd::run_probe_child(argc, argv);
 #ifndef GD_SERVE_BINARY
   // The exporter is its own binary (CMakeLists.txt says why); `serve` and
@@ -118,4 +119,28 @@ int main(int argc, char** argv) {
     if (sub->parsed()) return cmd->run();
   }
   return gd::kExitUsage;
+}
+
+// Say why in one line, never "terminate called after throwing": the one place
+// an escaped exception is caught (modules return Result<T>), with exit 3.
+std::string one_line(std::string what) {
+  for (char& c : what) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return what.size() > 300 ? what.substr(0, 300) + "..." : what;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return gpudoctor_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    gd::print_error("out of memory");
+  } catch (const std::exception& e) {
+    gd::print_error("internal error: " + one_line(e.what()));
+  } catch (...) {
+    gd::print_error("internal error: an unknown exception");
+  }
+  return gd::kExitInternal;
 }

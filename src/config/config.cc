@@ -24,11 +24,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 
 #include "probe/text.h"
+#include "util/read_file.h"
 
 namespace gd {
 
@@ -298,11 +296,100 @@ void read_models(Parser* p, const toml::node& node, const toml::source_region& k
   }
 }
 
+// Deeper than this, a config is refused before toml++ sees it: toml++
+// recurses once per part of a dotted key, and 100,000 parts overflow the
+// stack (SIGSEGV). The deepest real key has 4 parts
+// (model."RTX 4090".thermal.gpu_warn_c); arrays and inline tables count too.
+constexpr int kMaxDepth = 32;
+
+// The line where a key or a value first nests deeper than kMaxDepth, 0 when
+// nothing does. A lexer just good enough for that: it skips strings (all
+// four kinds) and comments, counts open [ and {, and counts the parts of the
+// dotted key being read (the dots since the last = , [ ] { } or newline; a
+// float such as 1.5 counts one).
+uint32_t too_deep_line(std::string_view t) {
+  uint32_t line = 1;
+  int brackets = 0;  // open [ and { outside strings
+  int dots = 0;      // dots of the current key
+  size_t i = 0;
+  auto starts = [&](std::string_view s) { return t.substr(i, s.size()) == s; };
+  // Skips a string starting at i (at its quote); counts the lines it spans.
+  auto skip_string = [&] {
+    bool basic = t[i] == '"';
+    std::string_view close = basic ? "\"\"\"" : "'''";
+    bool multi = starts(close);
+    i += multi ? 3 : 1;
+    while (i < t.size()) {
+      if (basic && t[i] == '\\') {
+        i += 2;
+        continue;
+      }
+      if (t[i] == '\n') {
+        if (!multi) return;  // an unterminated string: toml++ says so
+        ++line;
+      }
+      if (multi ? starts(close) : t[i] == close[0]) {
+        i += multi ? 3 : 1;
+        return;
+      }
+      ++i;
+    }
+  };
+  while (i < t.size()) {
+    char ch = t[i];
+    if (ch == '"' || ch == '\'') {
+      skip_string();
+      continue;
+    }
+    if (ch == '#') {
+      while (i < t.size() && t[i] != '\n') ++i;
+      continue;
+    }
+    switch (ch) {
+      case '\n':
+        ++line;
+        dots = 0;
+        break;
+      case '[':
+      case '{':
+        ++brackets;
+        dots = 0;
+        break;
+      case ']':
+      case '}':
+        brackets = std::max(0, brackets - 1);
+        dots = 0;
+        break;
+      case '=':
+      case ',':
+        dots = 0;
+        break;
+      case '.':
+        ++dots;
+        break;
+      default:
+        break;
+    }
+    if (brackets + dots + 1 > kMaxDepth) return line;
+    ++i;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Result<Config> parse_config(std::string_view text, const std::string& name) {
   Config c;
   c.source = name;
+  // The same caps for text that did not come from load_config (the fuzzer).
+  if (text.size() > kConfigCapBytes) {
+    return Error{
+        fmt::format("{}: over the {} limit for a config file", name, cap_text(kConfigCapBytes))};
+  }
+  if (uint32_t line = too_deep_line(text); line != 0) {
+    return Error{fmt::format("{}:{}: keys or values nest deeper than {} levels (the limit)", name,
+                             line, kMaxDepth)};
+  }
   toml::table doc;
   try {
     doc = toml::parse(text, name);
@@ -348,22 +435,12 @@ Result<Config> parse_config(std::string_view text, const std::string& name) {
 
 Result<Config> load_config(const std::string& path) {
   if (path.empty()) return Config{};
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return Error{fmt::format("{}: cannot read the config file: {}", path, std::strerror(errno))};
+  // Capped while reading: --config /dev/zero is an error, not all of memory.
+  auto text = read_file_capped(path, kConfigCapBytes);
+  if (!text.ok()) {
+    return Error{fmt::format("{}: cannot read the config file: {}", path, text.error())};
   }
-  std::string text;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  // A directory opens but fails to read (EISDIR): an error, not an empty file.
-  bool failed = std::ferror(f) != 0;
-  int err = errno;
-  std::fclose(f);
-  if (failed) {
-    return Error{fmt::format("{}: cannot read the config file: {}", path, std::strerror(err))};
-  }
-  return parse_config(text, path);
+  return parse_config(*text, path);
 }
 
 std::string config_path(const std::string& flag, const char* env_value) {

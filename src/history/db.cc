@@ -272,6 +272,9 @@ Result<Db> open_db(const std::string& path, OpenMode mode) {
     if (fd >= 0) close(fd);
   } else if (S_ISDIR(st.st_mode)) {
     return Error{path + ": is a directory, not a gpudoctor history"};
+  } else if (!S_ISREG(st.st_mode)) {
+    // A FIFO would block the open below for a writer; a device is no database.
+    return Error{path + ": not a regular file, not a gpudoctor history"};
   }
   // A clear errno ("Permission denied") before SQLite's vaguer "unable to
   // open database file".

@@ -53,7 +53,8 @@ int preflight(const char* options_json, char** out) {
   if (!opt.ok()) return fail(out, GPUDOCTOR_USAGE, opt.error());
   auto checks = gd::select_checks(opt->only, opt->skip);
   if (!checks.ok()) return fail(out, GPUDOCTOR_USAGE, "options: " + checks.error());
-  auto config = gd::load_config(opt->config);
+  // config=, else $GPUDOCTOR_CONFIG, as for `gpudoctor check` (docs/config.md).
+  auto config = gd::load_config(gd::config_path(opt->config, std::getenv("GPUDOCTOR_CONFIG")));
   if (!config.ok()) return fail(out, GPUDOCTOR_USAGE, config.error());
   if (opt->log_window_s) config->kernel_log_window_s = *opt->log_window_s;
   auto exe = gd::lib::find_gpudoctor_exe();

@@ -5,11 +5,10 @@
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "probe/text.h"
+#include "util/read_file.h"
 
 namespace gd {
 namespace {
@@ -196,13 +195,12 @@ Result<WebConfig> parse_web_config(const std::string& yaml, const std::string& b
 }
 
 Result<WebConfig> load_web_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read web config " + path};
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // The config file's cap: a web config is a few lines of YAML.
+  auto text = read_file_capped(path, kConfigCapBytes);
+  if (!text.ok()) return Error{"cannot read web config " + path + ": " + text.error()};
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  auto wc = parse_web_config(ss.str(), dir);
+  auto wc = parse_web_config(*text, dir);
   if (!wc.ok()) return Error{"web config " + path + ": " + wc.error()};
   return wc;
 }

@@ -1,9 +1,6 @@
 #include "snapshot/snapshot_json.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "util/read_file.h"
 
 namespace nlohmann {
 // nlohmann-json 3.11 has no std::optional support: null <-> nullopt.
@@ -192,11 +189,9 @@ Result<Snapshot> snapshot_from_string(const std::string& text) {
 }
 
 Result<Snapshot> snapshot_from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read snapshot " + path + ": " + std::strerror(errno)};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto r = snapshot_from_string(ss.str());
+  auto text = read_file_capped(path, kSnapshotCapBytes);
+  if (!text.ok()) return Error{"cannot read snapshot " + path + ": " + text.error()};
+  auto r = snapshot_from_string(*text);
   if (!r.ok()) return Error{path + ": " + r.error()};
   return r;
 }

@@ -259,6 +259,31 @@ def test_bad_preflight_options(options, message):
         gpudoctor.preflight(**options)
 
 
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp, "Is a directory"),
+    (lambda tmp: "/dev/zero", "over the 1 MiB limit"),
+    (lambda tmp: tmp / "missing.toml", "No such file or directory"),
+])
+def test_hostile_config_is_a_value_error(tmp_path, monkeypatch, make, message):
+    # The config is read capped, by config= and by $GPUDOCTOR_CONFIG, before
+    # anything is probed (issue 20).
+    path = str(make(tmp_path))
+    with pytest.raises(ValueError, match=message):
+        gpudoctor.preflight(root=root("ws-4x4090"), config=path)
+    monkeypatch.setenv("GPUDOCTOR_CONFIG", path)
+    with pytest.raises(ValueError, match=message):
+        gpudoctor.preflight(root=root("ws-4x4090"))
+
+
+def test_deep_config_key_is_a_value_error(tmp_path, monkeypatch):
+    # 100,000 dotted parts overflowed toml++'s stack; refused before it parses.
+    deep = tmp_path / "deep.toml"
+    deep.write_text(".".join(["a"] * 100000) + " = 1\n")
+    monkeypatch.setenv("GPUDOCTOR_CONFIG", str(deep))
+    with pytest.raises(ValueError, match="nest deeper than 32 levels"):
+        gpudoctor.preflight(root=root("ws-4x4090"))
+
+
 @pytest.mark.parametrize("options", [{"root": "/"}, {"nvml_lib": "x"}, {"deadline_s": 1000}])
 def test_bad_cuda_options(options):
     # cuda_available takes only the CUDA options: a preflight option is a mistake.

@@ -32,6 +32,11 @@ def test_non_finite_numbers_are_refused_with_their_range(tmp):
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
     p = gd("diag", "--list-tests", "--duration", "nan")
     assert p.returncode == 64 and "[1, 3600]" in p.stderr, p.stderr
+    for seed in ("99999999999999999999999", "-1", "1e3"):
+        p = gd("diag", "--list-tests", "--seed", seed)
+        assert p.returncode == 64 and "whole number in [0, 18446744073709551615]" in p.stderr, \
+            (seed, p.stderr)
+    assert gd("diag", "--list-tests", "--seed", "18446744073709551615").returncode == 0
 
 
 def test_log_lines_reach_the_terminal_escaped(tmp):

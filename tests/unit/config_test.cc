@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "checks/check.h"
 
@@ -261,6 +263,59 @@ TEST_F(ConfigFile, UnreadableFiles) {
   auto directory = load_config(dir_);
   ASSERT_FALSE(directory.ok());
   EXPECT_EQ(directory.error(), dir_ + ": cannot read the config file: Is a directory");
+}
+
+// Read with a cap checked while reading (util/read_file.h): /dev/zero and a
+// 2 MiB file are refused with the cap in the error, not read into memory.
+TEST_F(ConfigFile, SizeCapIsCheckedWhileReading) {
+  auto zero = load_config("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error(), "/dev/zero: cannot read the config file: over the 1 MiB limit");
+  std::string big = "# " + std::string(2 << 20, 'x') + "\n";
+  EXPECT_EQ(error_of(big), path_ + ": cannot read the config file: over the 1 MiB limit");
+  // The same cap for text handed to parse_config directly.
+  auto text = parse_config(big, "big.toml");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error(), "big.toml: over the 1 MiB limit for a config file");
+}
+
+std::string dotted(int parts) {
+  std::string key = "a";
+  for (int i = 1; i < parts; ++i) key += ".a";
+  return key;
+}
+
+// toml++ recurses once per part of a dotted key: 100,000 parts overflowed
+// the stack. The depth is checked on the text before toml++ sees it.
+TEST_F(ConfigFile, DeepKeysAreRefusedBeforeTheTomlParser) {
+  const std::string deep = ":2: keys or values nest deeper than 32 levels (the limit)";
+  EXPECT_EQ(error_of("[thermal]\n" + dotted(100000) + " = 1\n"), path_ + deep);
+  EXPECT_EQ(error_of("# x\n[" + dotted(100000) + "]\n"), path_ + deep);
+  EXPECT_EQ(error_of("\nx = " + std::string(100000, '[') + "\n"), path_ + deep);
+  EXPECT_EQ(error_of("\nx = " + std::string(50000, '{') + "\n"), path_ + deep);
+  // {a = {a = ...}} nests one level per brace and dot together.
+  std::string inline_tables;
+  for (int i = 0; i < 40; ++i) inline_tables += "a.b = {";
+  EXPECT_EQ(error_of("\n" + inline_tables + "\n"), path_ + deep);
+  // 32 parts reach toml++ (an unknown key), 33 do not.
+  EXPECT_EQ(error_of("\n" + dotted(32) + " = 1\n").find("deeper"), std::string::npos);
+  EXPECT_EQ(error_of("\n" + dotted(33) + " = 1\n"), path_ + deep);
+}
+
+// Dots in strings and comments, and floats, are not key parts.
+TEST_F(ConfigFile, DotsInStringsAndCommentsAreNotDepth) {
+  std::string dots(200, '.');
+  std::string text = "# " + dots + "\n[model.\"RTX" + dots + "\"]\nthermal.gpu_warn_c = 83\n" +
+                     "[model.'A" + dots + "']\nthermal.gpu_warn_c = 84 # " + dots + "\n";
+  auto c = load_config(write(text));
+  ASSERT_TRUE(c.ok()) << c.error();
+  ASSERT_EQ(c->models.size(), 2u);
+  std::vector<std::string> matches = {c->models[0].match, c->models[1].match};
+  std::sort(matches.begin(), matches.end());
+  EXPECT_EQ(matches, (std::vector<std::string>{"A" + dots, "RTX" + dots}));
+  // A multi-line string spans lines: the depth error names the right line.
+  std::string after = "x = \"\"\"" + dots + "\n" + dots + "\"\"\"\n" + dotted(40) + " = 1\n";
+  EXPECT_EQ(error_of(after), path_ + ":3: keys or values nest deeper than 32 levels (the limit)");
 }
 
 TEST(ConfigPath, FlagThenEnvironmentThenNothing) {

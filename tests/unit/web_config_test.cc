@@ -132,7 +132,8 @@ TEST(WebConfig, LoadResolvesAgainstTheFilesDirectory) {
   EXPECT_EQ(wc->tls_server.cert_file, dir + "/c.pem");
   auto missing = load_web_config(dir + "/nope.yml");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error(), "cannot read web config " + dir + "/nope.yml");
+  EXPECT_EQ(missing.error(),
+            "cannot read web config " + dir + "/nope.yml: No such file or directory");
   std::ofstream(dir + "/bad.yml") << "tls_server_config:\n  cert_file: c.pem\n";
   auto bad = load_web_config(dir + "/bad.yml");
   ASSERT_FALSE(bad.ok());

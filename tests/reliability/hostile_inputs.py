@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Hostile files (issue 20, serious 5 and 6), through the real binary: every
+command that reads a file the user names is given a directory, /dev/zero, a
+FIFO nobody writes to, a file that has vanished (and a dangling symlink), a
+config with a 100,000-part dotted key and a 2 MiB config. Each answers
+within seconds, with one line on stderr and its documented exit code, and
+never dies of a signal (no SIGSEGV from toml++'s recursion, no abort from
+an uncaught exception, no unbounded read of /dev/zero).
+
+usage: hostile_inputs.py GPUDOCTOR [-k NAME]"""
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import run_tests, take_k  # noqa: E402
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GD = None
+SNAPSHOT = os.path.join(SRC, "tests", "snapshots", "ws-4x4090.json")
+ROOT = os.path.join(SRC, "tests", "roots", "ws-4x4090")
+# Each command must answer well within this; a FIFO open that waits for a
+# writer would hang until killed here.
+TIMEOUT_S = 20
+# RSS ceiling for a command fed /dev/zero: the largest cap (64 MiB) plus the
+# binary's own size, far below "everything there is".
+MAX_RSS_KIB = 400 * 1024
+
+
+def gd(args, env=None, stdin=subprocess.DEVNULL):
+    """Runs gpudoctor; returns (rc, stdout, stderr, peak RSS in KiB)."""
+    full_env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    full_env.update(env or {})
+    start = time.monotonic()
+    p = subprocess.Popen([GD] + args, stdin=stdin, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=full_env, text=True,
+                         errors="replace", start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        p.communicate()
+        raise AssertionError(f"gpudoctor {' '.join(args)}: no answer within {TIMEOUT_S} s")
+    took = time.monotonic() - start
+    return p.returncode, out, err, took
+
+
+def one_line_error(args, rc, want_rc, want_words, env=None, err=""):
+    where = f"gpudoctor {' '.join(args)}" + (f" with {env}" if env else "")
+    assert rc >= 0 and rc < 128, f"{where}: died of a signal (rc {rc}): {err!r}"
+    assert rc == want_rc, f"{where}: rc {rc}, want {want_rc}: {err!r}"
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpudoctor: "), f"{where}: {err!r}"
+    for w in want_words:
+        assert w in lines[0], f"{where}: {w!r} not in {lines[0]!r}"
+
+
+class Hostile:
+    """The hostile files, made in tmp."""
+
+    def __init__(self, tmp):
+        self.dir = os.path.join(tmp, "a-directory")
+        os.mkdir(self.dir)
+        self.fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(self.fifo)
+        self.vanished = os.path.join(tmp, "vanished.json")
+        with open(self.vanished, "w") as f:
+            f.write("{}")
+        os.unlink(self.vanished)
+        self.dangling = os.path.join(tmp, "dangling")
+        os.symlink(os.path.join(tmp, "nowhere"), self.dangling)
+        self.deep = os.path.join(tmp, "deep.toml")
+        with open(self.deep, "w") as f:
+            f.write(".".join(["a"] * 100000) + "=1\n")
+        self.big = os.path.join(tmp, "big.toml")
+        with open(self.big, "w") as f:
+            f.write("# " + "x" * (2 << 20) + "\n")
+
+    def unreadable(self):
+        """(name, path, words the error names) of files no reader accepts."""
+        return [("directory", self.dir, ["Is a directory"]),
+                ("vanished", self.vanished, ["No such file or directory"]),
+                ("dangling symlink", self.dangling, ["No such file or directory"])]
+
+
+def config_cases(h):
+    """(path, words of the error) for --config; None: the file is accepted.
+    A FIFO with no writer reads as an empty file: the built-in defaults."""
+    return [(p, [p] + w) for _, p, w in h.unreadable()] + [
+        ("/dev/zero", ["/dev/zero", "over the 1 MiB limit"]),
+        (h.big, [h.big, "over the 1 MiB limit"]),
+        (h.deep, [h.deep + ":1:", "nest deeper than 32 levels"]),
+        (h.fifo, None),
+    ]
+
+
+# --- snapshots: check --from, diff, serve --from --------------------------------------
+
+
+def test_snapshot_readers(tmp):
+    h = Hostile(tmp)
+    cases = [(p, w) for _, p, w in h.unreadable()] + [
+        ("/dev/zero", ["over the 64 MiB limit"]),
+    ]
+    for path, words in cases + [(h.fifo, None)]:
+        # A FIFO with no writer reads as empty, which is no snapshot.
+        words = words or ["not valid JSON"]
+        for args in (["check", "--from", path],
+                     ["diff", SNAPSHOT, path],
+                     ["serve", "--from", path, "--listen", "127.0.0.1:0", "--no-history"],
+                     ["env", "--from", path],
+                     ["labels", "--from", path]):
+            rc, _, err, _ = gd(args)
+            one_line_error(args, rc, 3, [path] + words, err=err)
+
+
+def test_snapshot_cap_holds_while_reading(tmp):
+    """/dev/zero stops at the cap: the process never holds much more."""
+    rc, _, err, rss = gd_rss(["check", "--from", "/dev/zero"])
+    one_line_error(["check", "--from", "/dev/zero"], rc, 3, ["over the 64 MiB limit"], err=err)
+    assert rss < MAX_RSS_KIB, f"peak RSS {rss} KiB reading /dev/zero"
+
+
+def gd_rss(args, stdin=subprocess.DEVNULL):
+    """Like gd(), with the child's peak RSS (KiB) in place of the time."""
+    p = subprocess.Popen([GD] + args, stdin=stdin, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"})
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            err = p.stderr.read().decode(errors="replace")
+            rc = os.waitstatus_to_exitcode(status)
+            return rc, "", err, usage.ru_maxrss
+        time.sleep(0.02)
+    p.kill()
+    p.wait()
+    raise AssertionError(f"gpudoctor {' '.join(args)}: no answer within {TIMEOUT_S} s")
+
+
+# --- explain ---------------------------------------------------------------------------
+
+
+def test_explain_files(tmp):
+    h = Hostile(tmp)
+    for _, path, words in h.unreadable():
+        rc, _, err, _ = gd(["explain", path])
+        one_line_error(["explain", path], rc, 3, ["cannot read " + path] + words, err=err)
+    rc, _, err, _ = gd(["explain", "/dev/zero"])
+    one_line_error(["explain", "/dev/zero"], rc, 3, ["over the 64 MiB limit"], err=err)
+    # A FIFO with no writer is empty: nothing to explain, a usage error.
+    rc, _, err, _ = gd(["explain", h.fifo])
+    one_line_error(["explain", h.fifo], rc, 64, ["nothing to explain"], err=err)
+
+
+def test_explain_endless_stdin_stops_at_the_cap(tmp):
+    """`yes | gpudoctor explain` and `gpudoctor explain < /dev/zero`."""
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        rc, _, err, rss = gd_rss(["explain"], stdin=yes.stdout)
+    finally:
+        yes.kill()
+        yes.wait()
+    one_line_error(["explain"], rc, 3, ["cannot read stdin", "over the 64 MiB limit"], err=err)
+    assert rss < MAX_RSS_KIB, f"peak RSS {rss} KiB reading yes"
+    with open("/dev/zero", "rb") as zero:
+        rc, _, err, rss = gd_rss(["explain", "-"], stdin=zero)
+    one_line_error(["explain", "-"], rc, 3, ["over the 64 MiB limit"], err=err)
+    assert rss < MAX_RSS_KIB, f"peak RSS {rss} KiB reading /dev/zero"
+
+
+# --- configs: --config and $GPUDOCTOR_CONFIG ------------------------------------------
+
+
+def config_commands():
+    """Commands that read a config: each is run with the hostile file given
+    by --config and by $GPUDOCTOR_CONFIG."""
+    return [
+        ["check", "--from", SNAPSHOT],
+        ["diff", SNAPSHOT, SNAPSHOT],
+        ["labels", "--from", SNAPSHOT],
+        ["serve", "--from", SNAPSHOT, "--listen", "127.0.0.1:0", "--no-history"],
+        ["run", "--root", ROOT, "--", "true"],
+        ["env", "--from", SNAPSHOT],
+    ]
+
+
+def test_configs(tmp):
+    h = Hostile(tmp)
+    for base in config_commands():
+        for path, words in config_cases(h):
+            if words is None:
+                continue
+            # --config goes after the subcommand's own options, before run's --.
+            if "--" in base:
+                i = base.index("--")
+                by_flag = base[:i] + ["--config", path] + base[i:]
+            else:
+                by_flag = base + ["--config", path]
+            rc, _, err, _ = gd(by_flag)
+            one_line_error(by_flag, rc, 64, words, err=err)
+            rc, _, err, _ = gd(base, env={"GPUDOCTOR_CONFIG": path})
+            one_line_error(base, rc, 64, words, env=f"GPUDOCTOR_CONFIG={path}", err=err)
+
+
+def test_config_fifo_without_writer_is_empty(tmp):
+    """No writer: the FIFO reads as an empty file (the defaults), at once."""
+    h = Hostile(tmp)
+    args = ["check", "--from", SNAPSHOT, "--config", h.fifo]
+    rc, _, err, took = gd(args)
+    assert rc in (0, 1, 2), (rc, err)
+    assert took < 10, f"{took:.1f} s"
+
+
+# --- logs and history -----------------------------------------------------------------
+
+
+def test_logs_file(tmp):
+    h = Hostile(tmp)
+    for _, path, words in h.unreadable():
+        rc, _, err, _ = gd(["logs", "--file", path])
+        one_line_error(["logs", "--file", path], rc, 3, [path] + words, err=err)
+    # A FIFO with no writer: no events, at once; /dev/zero: refused or capped.
+    rc, _, err, took = gd(["logs", "--file", h.fifo])
+    assert rc < 128 and took < 10, (rc, err, took)
+    rc, _, err, _ = gd(["logs", "--file", "/dev/zero"])
+    one_line_error(["logs", "--file", "/dev/zero"], rc, 3, ["/dev/zero"], err=err)
+
+
+def test_history_db(tmp):
+    h = Hostile(tmp)
+    for path, words in [(h.dir, ["is a directory"]),
+                        (h.vanished, ["no history at"]),
+                        (h.dangling, ["no history at"]),
+                        ("/dev/zero", ["not a regular file"]),
+                        (h.fifo, ["not a regular file"])]:
+        rc, _, err, _ = gd(["history", "--db", path])
+        one_line_error(["history", "--db", path], rc, 3, [path] + words, err=err)
+
+
+def main():
+    global GD
+    args = sys.argv[1:]
+    only = take_k(args)
+    if len(args) != 1:
+        print(__doc__, file=sys.stderr)
+        return 64
+    GD = os.path.abspath(args[0])
+    return run_tests(globals(), only, tmp_prefix="gd-hostile-")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
