@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <map>
+#include <deque>
 #include <mutex>
+#include <unordered_map>
 
 #include "catalog/nvrm.h"
 #include "kernlog/line.h"
@@ -109,37 +110,122 @@ std::string dmesg_stamp(double boot_s) {
   return stamp;
 }
 
-struct Fold {
-  KernelEvent event;
-  std::vector<Occurrence> times;  // every occurrence, for windows
+// A fold keeps its newest occurrences one by one (the recent-sample ring)
+// and sums up the older ones by the clocks they carry, so its memory is
+// fixed however often the event repeats.
+constexpr size_t kRecent = 8;
+// Distinct events kept: far beyond any machine (GPUs x codes x kinds); the
+// occurrences of more (a log of forged PCI addresses) are only counted
+// (unfolded()).
+constexpr size_t kMaxFolds = 8192;
+
+// Older occurrences of one fold that carry the same clocks (boot, wall,
+// both or none): their count, time range and the first and last of them.
+struct Summary {
+  uint64_t n = 0;
+  uint64_t first_seq = 0, last_seq = 0;
+  std::string first_stamp;
+  Occurrence last;
+  double min_boot = 0, max_boot = 0;
+  int64_t min_unix = 0, max_unix = 0;
+
+  void add(const Occurrence& o, uint64_t seq) {
+    if (n == 0) {
+      first_seq = seq;
+      first_stamp = o.stamp;
+      if (o.boot_s) min_boot = max_boot = *o.boot_s;
+      if (o.unix_s) min_unix = max_unix = *o.unix_s;
+    } else {
+      if (o.boot_s)
+        min_boot = std::min(min_boot, *o.boot_s), max_boot = std::max(max_boot, *o.boot_s);
+      if (o.unix_s)
+        min_unix = std::min(min_unix, *o.unix_s), max_unix = std::max(max_unix, *o.unix_s);
+    }
+    ++n;
+    last_seq = seq;
+    last = o;
+  }
 };
+
+struct Stamped {
+  Occurrence when;
+  uint64_t seq;  // order in the log
+};
+
+struct Fold {
+  KernelEvent event;           // the first occurrence, with the latest line
+  std::deque<Stamped> recent;  // the newest occurrences, at most kRecent
+  Summary older[4];            // the rest, by clocks: [has boot * 2 + has unix]
+};
+
+int clocks_of(const Occurrence& o) { return (o.boot_s ? 2 : 0) + (o.unix_s ? 1 : 0); }
 
 }  // namespace
 
 struct KernelLogScanner::Impl {
   int year;
   KernelMessageDecoder decoder;
-  std::vector<DecodedEvent> decoded;  // not yet folded
-  size_t taken = 0;                   // decoded[0, taken) went out through take_new
+  std::vector<DecodedEvent> decoded;  // from the decoder, folded at once (absorb)
+  std::deque<KernelEvent> fresh;      // for take_new, at most keep_new
+  size_t keep_new = 4096;
   std::vector<Fold> folds;
-  std::map<std::string, size_t> fold_index;
+  std::unordered_map<std::string, size_t> fold_index;
+  uint64_t seq = 0;
+  uint64_t unfolded = 0;  // occurrences of events beyond kMaxFolds
+  std::optional<double> newest_boot;
+  std::optional<int64_t> newest_unix;
+  // set_window: occurrences outside it are not folded.
+  std::optional<ScanReference> window_ref;
+  std::optional<double> window_max_age_s;
   uint64_t bytes = 0;
+
+  bool outside_window(const Occurrence& o) const {
+    if (!window_ref || !window_max_age_s) return false;
+    std::optional<double> age;
+    if (o.boot_s && window_ref->now_boot_s) {
+      age = *window_ref->now_boot_s - *o.boot_s;
+    } else if (o.unix_s && window_ref->now_unix_s) {
+      age = static_cast<double>(*window_ref->now_unix_s - *o.unix_s);
+    }
+    return age && *age > *window_max_age_s;
+  }
   hs_scratch_t* scratch = nullptr;
 
-  void fold_all() {
+  void absorb() {
     for (DecodedEvent& d : decoded) {
       const KernelEvent& e = d.event;
-      std::string key = e.kind + '|' + e.type + '|' + std::to_string(e.code) + '|' + e.gpu;
-      auto [it, fresh] = fold_index.try_emplace(key, folds.size());
-      if (fresh) {
-        folds.push_back({e, {}});
-      } else {
-        folds[it->second].event.line = e.line;  // evidence: the latest occurrence
+      if (d.when.boot_s && (!newest_boot || *d.when.boot_s > *newest_boot))
+        newest_boot = d.when.boot_s;
+      if (d.when.unix_s && (!newest_unix || *d.when.unix_s > *newest_unix))
+        newest_unix = d.when.unix_s;
+      if (keep_new > 0) {
+        if (fresh.size() >= keep_new) fresh.pop_front();
+        KernelEvent copy = e;
+        copy.first = copy.last = d.when.stamp;
+        fresh.push_back(std::move(copy));
       }
-      folds[it->second].times.push_back(std::move(d.when));
+      if (outside_window(d.when)) continue;
+      std::string key = e.kind + '|' + e.type + '|' + std::to_string(e.code) + '|' + e.gpu;
+      auto it = fold_index.find(key);
+      if (it == fold_index.end()) {
+        if (folds.size() >= kMaxFolds) {
+          ++unfolded;
+          continue;
+        }
+        it = fold_index.emplace(std::move(key), folds.size()).first;
+        folds.push_back({std::move(d.event), {}, {}});
+      } else {
+        folds[it->second].event.line = std::move(d.event.line);  // evidence: the latest
+      }
+      Fold& f = folds[it->second];
+      if (f.recent.size() == kRecent) {
+        Stamped& old = f.recent.front();
+        f.older[clocks_of(old.when)].add(old.when, old.seq);
+        f.recent.pop_front();
+      }
+      f.recent.push_back({std::move(d.when), seq++});
     }
     decoded.clear();
-    taken = 0;
   }
 
   void line(std::string_view raw) {
@@ -148,6 +234,7 @@ struct KernelLogScanner::Impl {
     Occurrence when{l.form == LineForm::kKmsg ? dmesg_stamp(*l.boot_s) : std::string(l.stamp),
                     l.boot_s, l.unix_s};
     decoder.feed(l.message, when, raw, &decoded);
+    if (!decoded.empty()) absorb();
   }
 };
 
@@ -192,6 +279,7 @@ void KernelLogScanner::add_record(const KmsgRecord& r) {
   while (!m.empty()) {
     size_t nl = m.find('\n');
     impl_->decoder.feed(m.substr(0, nl), when, m.substr(0, nl), &impl_->decoded);
+    impl_->absorb();
     if (nl == std::string_view::npos) break;
     m.remove_prefix(nl + 1);
   }
@@ -229,36 +317,52 @@ void KernelLogScanner::add_text(std::string_view text) {
   }
 }
 
+void KernelLogScanner::set_window(const ScanReference& ref, std::optional<double> max_age_s) {
+  impl_->window_ref = ref;
+  impl_->window_max_age_s = max_age_s;
+}
+
+void KernelLogScanner::keep_new(size_t max_events) {
+  impl_->keep_new = max_events;
+  while (impl_->fresh.size() > max_events) impl_->fresh.pop_front();
+}
+
 std::vector<KernelEvent> KernelLogScanner::take_new() {
   impl_->decoder.flush(&impl_->decoded);
-  std::vector<KernelEvent> out;
-  for (size_t i = impl_->taken; i < impl_->decoded.size(); ++i) {
-    KernelEvent e = impl_->decoded[i].event;
-    e.first = e.last = impl_->decoded[i].when.stamp;
-    out.push_back(std::move(e));
-  }
-  impl_->taken = impl_->decoded.size();
+  impl_->absorb();
+  std::vector<KernelEvent> out(std::make_move_iterator(impl_->fresh.begin()),
+                               std::make_move_iterator(impl_->fresh.end()));
+  impl_->fresh.clear();
   return out;
 }
 
+uint64_t KernelLogScanner::unfolded() const { return impl_->unfolded; }
+
 KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<double> max_age_s) {
   impl_->decoder.flush(&impl_->decoded);
-  impl_->fold_all();
+  impl_->absorb();
   // Without a given "now", the newest time in the log is the reference.
   std::optional<double> now_boot = ref.now_boot_s;
   std::optional<int64_t> now_unix = ref.now_unix_s;
   if (!now_boot && !now_unix) {
-    for (const Fold& f : impl_->folds) {
-      for (const Occurrence& o : f.times) {
-        if (o.boot_s && (!now_boot || *o.boot_s > *now_boot)) now_boot = o.boot_s;
-        if (o.unix_s && (!now_unix || *o.unix_s > *now_unix)) now_unix = o.unix_s;
-      }
-    }
+    now_boot = impl_->newest_boot;
+    now_unix = impl_->newest_unix;
   }
   auto age = [&](const Occurrence& o) -> std::optional<double> {
     if (o.boot_s && now_boot) return std::max(0.0, *now_boot - *o.boot_s);
     if (o.unix_s && now_unix)
       return std::max<double>(0, static_cast<double>(*now_unix - *o.unix_s));
+    return std::nullopt;
+  };
+  // The ages of a summary's oldest and newest occurrence; nullopt: no clock
+  // applies, so all of them are kept.
+  auto ages = [&](const Summary& s, int clocks) -> std::optional<std::pair<double, double>> {
+    if ((clocks & 2) && now_boot)
+      return std::pair{std::max(0.0, *now_boot - s.max_boot),
+                       std::max(0.0, *now_boot - s.min_boot)};
+    if ((clocks & 1) && now_unix)
+      return std::pair{std::max<double>(0, static_cast<double>(*now_unix - s.max_unix)),
+                       std::max<double>(0, static_cast<double>(*now_unix - s.min_unix))};
     return std::nullopt;
   };
   KernelLogInfo info;
@@ -267,16 +371,35 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
   info.gpu_uuids = impl_->decoder.gpu_uuids();
   for (const Fold& f : impl_->folds) {
     KernelEvent e = f.event;
-    e.count = 0;
-    for (const Occurrence& o : f.times) {
-      std::optional<double> a = age(o);
-      if (max_age_s && a && *a > *max_age_s) continue;
-      if (e.count == 0) e.first = o.stamp;
-      e.last = o.stamp;
-      e.age_s = a;
-      ++e.count;
+    uint64_t count = 0;
+    uint64_t first_seq = UINT64_MAX, last_seq = 0;
+    bool any = false;
+    auto take = [&](uint64_t n, uint64_t fseq, const std::string& fstamp, uint64_t lseq,
+                    const Occurrence& last) {
+      count += n;
+      if (fseq < first_seq) first_seq = fseq, e.first = fstamp;
+      if (!any || lseq > last_seq) last_seq = lseq, e.last = last.stamp, e.age_s = age(last);
+      any = true;
+    };
+    // A window not declared up front takes the older occurrences of a clock
+    // whole: dropped when even the newest of them is outside it, else kept
+    // (all of them, those outside too).
+    for (int clocks = 0; clocks < 4; ++clocks) {
+      const Summary& s = f.older[clocks];
+      if (s.n == 0) continue;
+      // Declared up front, the window already dropped what it drops.
+      auto a = ages(s, clocks);
+      if (max_age_s && !impl_->window_max_age_s && a && a->first > *max_age_s) continue;
+      take(s.n, s.first_seq, s.first_stamp, s.last_seq, s.last);
     }
-    if (e.count > 0) info.events.push_back(std::move(e));
+    for (const Stamped& o : f.recent) {
+      std::optional<double> a = age(o.when);
+      if (max_age_s && a && *a > *max_age_s) continue;
+      take(1, o.seq, o.when.stamp, o.seq, o.when);
+    }
+    if (count == 0) continue;
+    e.count = static_cast<int>(std::min<uint64_t>(count, INT32_MAX));
+    info.events.push_back(std::move(e));
   }
   return info;
 }

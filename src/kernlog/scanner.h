@@ -38,11 +38,30 @@ class KernelLogScanner {
   // One /dev/kmsg record.
   void add_record(const KmsgRecord& record);
 
+  // Declares the window before the first line: occurrences older than
+  // max_age_s against ref are dropped as they stream, so finish() with the
+  // same window is exact for any log. Without it, finish() applies its
+  // window to each event's summary of older occurrences as a whole.
+  void set_window(const ScanReference& ref, std::optional<double> max_age_s);
+
   // Events decoded since the last call, unfolded, in log order (--follow).
+  // At most the newest keep_new() of them are held between calls.
   std::vector<KernelEvent> take_new();
+  // How many new events to hold for take_new (default 4096; 0: none, for a
+  // one-shot read; SIZE_MAX: all, for a follower that takes them often).
+  void keep_new(size_t max_events);
+
+  // Occurrences of events not folded: the log named more distinct events
+  // than the scanner keeps (forged addresses); their events are missing.
+  uint64_t unfolded() const;
 
   // The folded events. max_age_s: drop occurrences older than this (events
-  // with no time are kept). Ages are against ref.
+  // with no time are kept). Ages are against ref. Memory grows with the
+  // distinct events, not their occurrences: each keeps its newest few
+  // occurrences and a summary of the rest. A window not declared up front
+  // (set_window) keeps or drops each summary whole: exact only when the
+  // window's edge falls among the newest few (older ones straddling it are
+  // kept).
   KernelLogInfo finish(const ScanReference& ref, std::optional<double> max_age_s = {});
 
   struct Impl;  // opaque state (public so the scan callback can reach it)

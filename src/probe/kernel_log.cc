@@ -101,12 +101,29 @@ ScanReference reference_at(const RootFs& fs) {
 // A file from elsewhere: "now" is the time of its last line, so ages say how
 // long before the end of the log an event was (the scanner only looks at the
 // lines that matter to it, which need not include the last one).
-ScanReference newest_reference(const Feed& f) {
+ScanReference line_reference(const std::string& line, int year) {
   ScanReference ref;
-  if (f.last_line.empty()) return ref;
-  LogLine l = parse_log_line(f.last_line, f.year);
+  if (line.empty()) return ref;
+  LogLine l = parse_log_line(line, year);
   ref.now_boot_s = l.boot_s;
   ref.now_unix_s = l.unix_s;
+  return ref;
+}
+
+ScanReference newest_reference(const Feed& f) { return line_reference(f.last_line, f.year); }
+
+// A window (--since) is declared to the scanner before reading, so it folds
+// only what is inside it as the log streams (kernlog/scanner.h). A regular
+// file's "now" is its last line, read first from its end.
+std::optional<ScanReference> declare_window(Feed* f, const KernelLogOptions& opt,
+                                            std::optional<ScanReference> ref, int fd) {
+  if (!opt.max_age_s) return ref;
+  if (!ref) {
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    ref = line_reference(klog::last_line_of(fd), f->year);
+  }
+  f->scanner.set_window(*ref, opt.max_age_s);
   return ref;
 }
 
@@ -221,11 +238,13 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
     auto fd = open_user_file(opt.file);
     if (!fd) return Error{fd.error()};
     Feed f(file_year(fd->get()));
+    auto ref = declare_window(&f, opt, std::nullopt, fd->get());
     std::string err = feed_text_fd(fd->get(), false, &f);
     if (!err.empty()) return Error{"cannot read " + opt.file + ": " + err};
     if (stats != nullptr) *stats = f.stats;
     // A file from elsewhere: ages against its own last line.
-    return finish(f, newest_reference(f), opt.max_age_s, opt.file == "-" ? "stdin" : opt.file);
+    return finish(f, ref ? *ref : newest_reference(f), opt.max_age_s,
+                  opt.file == "-" ? "stdin" : opt.file);
   }
 
   RootFs fs(opt.root);
@@ -242,6 +261,8 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
 
   if (auto k = open_kmsg(fs)) {
     Feed f(year);
+    const ScanReference ref = reference_at(fs);
+    declare_window(&f, opt, ref, -1);
     std::string problem;
     if (k->device) {
       problem = drain_kmsg_device(k->fd.get(), &f);
@@ -250,7 +271,7 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
     }
     if (problem.empty() || f.stats.records > 0) {
       if (!problem.empty()) reasons.push_back(problem);
-      return done(f, reference_at(fs), "/dev/kmsg");
+      return done(f, ref, "/dev/kmsg");
     }
     reasons.push_back(problem);
   } else {
@@ -259,8 +280,10 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
 
   {
     Feed f(year);
+    const ScanReference ref = reference_at(fs);
+    declare_window(&f, opt, ref, -1);
     std::string problem = feed_journal(fs, &f);
-    if (problem.empty()) return done(f, reference_at(fs), "journal");
+    if (problem.empty()) return done(f, ref, "journal");
     reasons.push_back(problem);
   }
 
@@ -277,10 +300,16 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
       reasons.push_back("/var/log/kern.log is not a regular file");
     } else {
       Feed f(year_of(st.st_mtime));
+      // Live: ages against now; a recorded tree's file against its newest line.
+      auto ref =
+          declare_window(&f, opt, fs.live() ? std::optional(reference_at(fs)) : std::nullopt, fd);
       std::string err = feed_text_fd(fd, true, &f);
       if (err.empty()) {
-        // Live: ages against now; a recorded tree's file against its newest line.
-        return done(f, fs.live() ? reference_at(fs) : newest_reference(f), "/var/log/kern.log");
+        return done(f,
+                    ref         ? *ref
+                    : fs.live() ? reference_at(fs)
+                                : newest_reference(f),
+                    "/var/log/kern.log");
       }
       reasons.push_back("cannot read /var/log/kern.log: " + err);
     }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <string>
 #include <thread>
@@ -53,6 +54,9 @@ using klog::year_of;
 
 namespace {
 
+// A line longer than this is passed on in pieces rather than held whole.
+constexpr size_t kMaxLineBytes = 4 << 20;
+
 // --- follow ----------------------------------------------------------------------
 
 Result<bool> follow_kmsg_device(int fd, Feed* f, const OnEvent& on_event,
@@ -88,7 +92,8 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
   std::string chunk(64 * 1024, '\0');
   auto feed_lines = [&](bool flush) {
     size_t nl = carry.rfind('\n');
-    size_t cut = flush ? carry.size() : (nl == std::string::npos ? 0 : nl + 1);
+    size_t cut = flush || carry.size() >= kMaxLineBytes ? carry.size()
+                                                        : (nl == std::string::npos ? 0 : nl + 1);
     if (cut == 0) return;
     std::string_view whole = std::string_view(carry).substr(0, cut);
     if (records) {
@@ -108,6 +113,8 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
       off += static_cast<uint64_t>(n);
       carry.append(chunk.data(), static_cast<size_t>(n));
       feed_lines(false);
+      // Hand on what each chunk held: a big append is not held decoded.
+      if (!emit(f, on_event)) return true;
       if (stopped(stop)) break;
     }
     if (!emit(f, on_event)) return true;
@@ -149,9 +156,11 @@ Result<bool> follow_stream(int fd, Feed* f, const OnEvent& on_event,
     }
     carry.append(chunk.data(), static_cast<size_t>(n));
     size_t nl = carry.rfind('\n');
-    if (nl != std::string::npos) {
-      f->text(std::string_view(carry).substr(0, nl + 1));
-      carry.erase(0, nl + 1);
+    size_t cut =
+        carry.size() >= kMaxLineBytes ? carry.size() : (nl == std::string::npos ? 0 : nl + 1);
+    if (cut > 0) {
+      f->text(std::string_view(carry).substr(0, cut));
+      carry.erase(0, cut);
     }
     if (!emit(f, on_event)) return true;
   }
@@ -168,7 +177,10 @@ Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_ev
     auto fd = open_user_file(opt.file);
     if (!fd) return Error{fd.error()};
     Feed f(file_year(fd->get()));
-    if (opt.file == "-") return follow_stream(fd->get(), &f, on_event, stop);
+    f.scanner.keep_new(SIZE_MAX);
+    struct stat st {};
+    bool pipe = opt.file == "-" || (::fstat(fd->get(), &st) == 0 && !S_ISREG(st.st_mode));
+    if (pipe) return follow_stream(fd->get(), &f, on_event, stop);
     return follow_path(opt.file, opt.file, true, false, &f, on_event, stop);
   }
   RootFs fs(opt.root);
@@ -176,6 +188,7 @@ Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_ev
   int year = year_of(std::time(nullptr));
   if (auto k = open_kmsg(fs)) {
     Feed f(year);
+    f.scanner.keep_new(SIZE_MAX);
     if (k->device) return follow_kmsg_device(k->fd.get(), &f, on_event, stop);
     return follow_path(fs.path("/dev/kmsg"), "/dev/kmsg", false, true, &f, on_event, stop);
   } else {
@@ -187,12 +200,14 @@ Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_ev
     std::string problem = feed_journal(fs, &probe);
     if (problem.empty()) {
       Feed f(year);
+      f.scanner.keep_new(SIZE_MAX);
       return follow_journal(fs, &f, on_event, stop);
     }
     reasons.push_back(problem);
   }
   if (fs.exists("/var/log/kern.log")) {
     Feed f(year);
+    f.scanner.keep_new(SIZE_MAX);
     return follow_path(fs.path("/var/log/kern.log"), "/var/log/kern.log", false, false, &f,
                        on_event, stop);
   }

@@ -55,7 +55,10 @@ Result<Kmsg> open_kmsg(const RootFs& fs) {
 // Reads records until EAGAIN (the end). "" or why reading stopped early.
 std::string drain_kmsg_device(int fd, Feed* f) {
   char buf[kKmsgRecordBytes];
-  while (!f->full()) {
+  // At most kMaxRecords per call: a follower drains again and again, so its
+  // running total must not end the reading.
+  const uint64_t start = f->stats.records + f->stats.garbled_records;
+  while (f->stats.records + f->stats.garbled_records - start < kMaxRecords) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
       f->record(std::string_view(buf, static_cast<size_t>(n)));

@@ -65,7 +65,9 @@ std::string join_reasons(const std::vector<std::string>& reasons);
 
 // What was read, on its way to the scanner.
 struct Feed {
-  explicit Feed(int y) : scanner(y), year(y) {}
+  // A one-shot read holds no events for take_new; a follower asks for all
+  // (scanner.keep_new(SIZE_MAX)) and takes them after every read.
+  explicit Feed(int y) : scanner(y), year(y) { scanner.keep_new(0); }
   KernelLogScanner scanner;
   int year;
   std::string last_line;  // of the text: the log's own "now" (newest_reference)
@@ -127,6 +129,9 @@ Result<bool> follow_journal(const RootFs& fs, Feed* f, const OnEvent& on_event,
 
 std::string feed_text_fd(int fd, bool from_last_boot, Feed* f);
 Result<Fd> open_user_file(const std::string& file);
+// The last line of a regular file that is not blank, trimmed, at most 4096
+// bytes (Feed::last_line), read from its end; "" when none.
+std::string last_line_of(int fd);
 int file_year(int fd);
 
 // --- follow (kernel_log_follow.cc) -----------------------------------------------

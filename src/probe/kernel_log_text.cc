@@ -1,49 +1,60 @@
 // The kernel log's text files: /var/log/kern.log and a file the user names
 // (--file, "-" = stdin) (kernel_log_source.h).
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <string>
 
 #include "probe/kernel_log.h"
 #include "probe/kernel_log_source.h"
+#include "probe/text.h"
 
 namespace gd::klog {
 
 namespace {
 
-constexpr size_t kChunkBytes = 4 << 20;  // text files are read in chunks of whole lines
+// Text files are read with read() through one bounded buffer, never mapped:
+// a mapped file that shrinks under the reader (logrotate's copytruncate, a
+// truncate) kills it with SIGBUS. Memory stays at the buffer whatever the
+// file's size (bench/logs_rss.py).
+constexpr size_t kChunkBytes = 1 << 20;
+// A line longer than this is passed on in pieces rather than held whole.
+constexpr size_t kMaxLineBytes = 4 << 20;
 
-// Reads fd from its current position to the end in chunks, handing fn
-// blocks of whole lines (the last one may lack its newline) and the block's
-// offset from where reading began. "" or the read error.
+// Reads fd from its current position to the end, handing fn blocks of whole
+// lines (the last one may lack its newline) and the block's offset from
+// where reading began. A file that shrinks meanwhile just ends early. "" or
+// the read error.
 std::string for_each_block(int fd, const std::function<void(std::string_view, uint64_t)>& fn) {
-  std::string buf;
+  std::string buf(kChunkBytes + kMaxLineBytes, '\0');
+  size_t held = 0;  // bytes of buf not yet handed on (a partial line)
   uint64_t consumed = 0;
-  std::string chunk(kChunkBytes, '\0');
   for (;;) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    size_t room = std::min(kChunkBytes, buf.size() - held);
+    ssize_t n = ::read(fd, buf.data() + held, room);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno_text(errno);
     }
     if (n == 0) break;
-    buf.append(chunk.data(), static_cast<size_t>(n));
-    size_t nl = buf.rfind('\n');
-    // A line longer than a chunk is passed on in pieces rather than held forever.
-    size_t cut =
-        nl != std::string::npos ? nl + 1 : (buf.size() >= 4 * kChunkBytes ? buf.size() : 0);
+    size_t end = held + static_cast<size_t>(n);
+    std::string_view view(buf.data(), end);
+    size_t nl = view.rfind('\n');
+    size_t cut = nl != std::string_view::npos ? nl + 1 : (end >= kMaxLineBytes ? end : 0);
+    held = end;
     if (cut == 0) continue;
-    fn(std::string_view(buf).substr(0, cut), consumed);
+    fn(view.substr(0, cut), consumed);
     consumed += cut;
-    buf.erase(0, cut);
+    std::memmove(buf.data(), buf.data() + cut, end - cut);
+    held = end - cut;
   }
-  if (!buf.empty()) fn(buf, consumed);
+  if (held > 0) fn(std::string_view(buf.data(), held), consumed);
   return "";
 }
 
@@ -55,48 +66,64 @@ std::string for_each_block(int fd, const std::function<void(std::string_view, ui
 // kernel "Linux version" banner on (kern.log holds several boots). "" or the
 // read error.
 std::string feed_text_fd(int fd, bool from_last_boot, Feed* f) {
-  // A regular file is mapped and scanned in one pass, without copying it:
-  // reading it through a buffer costs as much as the scan (bench/logs_scan.py).
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    off_t at = ::lseek(fd, 0, SEEK_CUR);
-    size_t size = static_cast<size_t>(st.st_size);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (map != MAP_FAILED && at >= 0 && static_cast<size_t>(at) <= size) {
-      std::string_view text(static_cast<const char*>(map), size);
-      text.remove_prefix(static_cast<size_t>(at));
-      if (from_last_boot) {
-        size_t b = last_boot_offset(text);
-        if (b != std::string_view::npos) text.remove_prefix(b);
-      }
-      f->text(text);
-      ::munmap(map, size);
-      return "";
-    }
-    if (map != MAP_FAILED) ::munmap(map, size);
-  }
   if (from_last_boot) {
-    uint64_t start = 0;
-    std::string err = for_each_block(fd, [&](std::string_view block, uint64_t off) {
-      size_t b = last_boot_offset(block);
-      if (b != std::string_view::npos) start = off + b;
-    });
-    if (!err.empty()) return err;
-    if (::lseek(fd, static_cast<off_t>(start), SEEK_SET) < 0) return errno_text(errno);
+    off_t at = ::lseek(fd, 0, SEEK_CUR);
+    if (at >= 0) {
+      // A file: find the last boot in a first pass, then read from there.
+      uint64_t start = 0;
+      std::string err = for_each_block(fd, [&](std::string_view block, uint64_t off) {
+        size_t b = last_boot_offset(block);
+        if (b != std::string_view::npos) start = off + b;
+      });
+      if (!err.empty()) return err;
+      if (::lseek(fd, at + static_cast<off_t>(start), SEEK_SET) < 0) return errno_text(errno);
+    }
   }
   return for_each_block(fd, [&](std::string_view block, uint64_t) { f->text(block); });
 }
 
-// Opens a file the user named. Error: "cannot read FILE: why".
+// Opens a file the user named: a regular file or a pipe (a FIFO with no
+// writer reads as empty instead of blocking the open); a directory or a
+// device (/dev/zero would never end) is refused. Error: "cannot read FILE:
+// why".
 Result<Fd> open_user_file(const std::string& file) {
   if (file == "-") return Fd(STDIN_FILENO, false);
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return Error{"cannot read " + file + ": " + errno_text(errno)};
   Fd owned(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Error{"cannot read " + file + ": " + errno_text(errno)};
   if (S_ISDIR(st.st_mode)) return Error{"cannot read " + file + ": " + errno_text(EISDIR)};
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    return Error{"cannot read " + file + ": not a regular file or a pipe"};
+  }
+  // Reads wait for data again (a pipe's writer may be slow).
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return owned;
+}
+
+std::string last_line_of(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  // Back from the end in blocks until a line that is not blank has its
+  // start (or kMaxLineBytes were read: a longer line is cut, as elsewhere).
+  std::string tail;
+  uint64_t pos = static_cast<uint64_t>(st.st_size);
+  constexpr size_t kBlock = 64 << 10;
+  while (pos > 0 && tail.size() < kMaxLineBytes) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kBlock, pos));
+    std::string block(n, '\0');
+    ssize_t got = ::pread(fd, block.data(), n, static_cast<off_t>(pos - n));
+    if (got < 0 && errno == EINTR) continue;
+    if (got != static_cast<ssize_t>(n)) break;  // shrunk meanwhile: use what is here
+    pos -= n;
+    tail.insert(0, block);
+    std::string_view body = trim(tail);
+    size_t nl = body.rfind('\n');
+    if (nl != std::string_view::npos) return std::string(trim(body.substr(nl + 1)).substr(0, 4096));
+  }
+  return std::string(trim(tail).substr(0, 4096));
 }
 
 int file_year(int fd) {

@@ -146,8 +146,16 @@ void DaemonState::record_check(std::shared_ptr<const CheckState> check, std::str
 
 void DaemonState::record_kernel_event(const KernelEvent& e) {
   if (e.kind != "xid") return;
+  // A log of forged PCI addresses must not grow the counters (and /metrics)
+  // without end: a series beyond this many is not started.
+  constexpr size_t kMaxXidSeries = 4096;
   std::lock_guard<std::mutex> lock(mu_);
-  xid_counts_[{e.gpu, e.code}] += static_cast<uint64_t>(std::max(1, e.count));
+  auto it = xid_counts_.find({e.gpu, e.code});
+  if (it == xid_counts_.end()) {
+    if (xid_counts_.size() >= kMaxXidSeries) return;
+    it = xid_counts_.emplace(std::pair{e.gpu, e.code}, 0).first;
+  }
+  it->second += static_cast<uint64_t>(std::max(1, e.count));
 }
 
 void DaemonState::set_kernel_log_source(std::string source) {
