@@ -6,25 +6,14 @@
 //   declare -x NVIDIA_DRIVER_CAPABILITIES="utility"
 //   "NVIDIA_VISIBLE_DEVICES=all",
 //
-// Only allow-listed names are kept (the same list as the env probe), so a
-// pasted dump never carries secrets into a report.
+// Only what the env probe keeps is kept: its allow-list, its credential
+// names denied, values not of their variable's kind as their shape
+// (probe/env.cc), so a pasted dump never carries secrets into a report.
 #include "explain/parse.h"
+#include "probe/file_probes.h"
 
 namespace gd {
 namespace {
-
-bool allowed(std::string_view name) {
-  static const char* const kPrefixes[] = {"CUDA_",  "NVIDIA_", "NCCL_", "PYTORCH_",
-                                          "TORCH_", "SLURM_",  "OMPI_", "TF_"};
-  static const char* const kNames[] = {"LD_LIBRARY_PATH", "LD_PRELOAD"};
-  for (const char* pre : kPrefixes) {
-    if (name.starts_with(pre)) return true;
-  }
-  for (const char* n : kNames) {
-    if (name == n) return true;
-  }
-  return false;
-}
 
 bool name_char(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
@@ -43,7 +32,7 @@ bool parse_env_line(std::string_view line, int line_no, TextParse* p) {
   while (eq < t.size() && name_char(t[eq])) ++eq;
   if (eq == 0 || eq >= t.size() || t[eq] != '=') return false;
   std::string_view name = t.substr(0, eq);
-  if (!allowed(name)) return false;
+  if (!env_name_allowed(name)) return false;
   std::string_view value = t.substr(eq + 1);
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
       value.back() == value.front()) {
@@ -51,7 +40,7 @@ bool parse_env_line(std::string_view line, int line_no, TextParse* p) {
   }
   // A value with blanks is a sentence, not an assignment ("CUDA_HOME=... is set").
   if (value.find(' ') != std::string_view::npos && name != "NVIDIA_REQUIRE_CUDA") return false;
-  p->s->env.vars[std::string(name)] = std::string(value);
+  p->s->env.vars[std::string(name)] = env_value_kept(name, value);
   p->observed.insert("env");
   (void)line_no;
   return true;

@@ -150,6 +150,11 @@ bool env_name_allowed(std::string_view name) {
   return false;
 }
 
+std::string env_value_kept(std::string_view name, std::string_view value) {
+  if (!value_ok(name, value)) return "<redacted: " + std::to_string(value.size()) + " chars>";
+  return std::string(value.substr(0, kEnvValueMaxBytes));
+}
+
 EnvInfo filter_env(const char* const* envp) {
   EnvInfo info;
   if (envp == nullptr) return info;
@@ -164,10 +169,7 @@ EnvInfo filter_env(const char* const* envp) {
     // The exact bytes matter (CUDA_VISIBLE_DEVICES parsing), so no escaping
     // here; only the length is bounded, and a value not of its variable's
     // kind is kept as its shape.
-    std::string kept = value_ok(name, value)
-                           ? std::string(value.substr(0, kEnvValueMaxBytes))
-                           : "<redacted: " + std::to_string(value.size()) + " chars>";
-    info.vars[std::string(name)] = std::move(kept);
+    info.vars[std::string(name)] = env_value_kept(name, value);
   }
   return info;
 }

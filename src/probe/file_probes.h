@@ -45,6 +45,9 @@ class ProbeNotes {
 
 // --- env ---------------------------------------------------------------------
 bool env_name_allowed(std::string_view name);
+// The value recorded for an allowed variable: as it is, bounded, or its shape
+// ("<redacted: 40 chars>") when it is not of its variable's kind.
+std::string env_value_kept(std::string_view name, std::string_view value);
 // envp: a NULL-terminated "NAME=value" array, like environ.
 EnvInfo filter_env(const char* const* envp);
 inline constexpr size_t kEnvValueMaxBytes = 16 * 1024;

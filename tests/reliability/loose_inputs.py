@@ -79,6 +79,15 @@ def test_credentials_never_reach_a_snapshot(tmp):
     assert not any(k in vars_ for k in ("SLURM_JWT", "GITHUB_PAT", "nccl_auth_token")), vars_
 
 
+def test_pasted_credentials_never_reach_a_report(tmp):
+    token = "ghp_" + "a1b2" * 9
+    text = ("SLURM_JWT=eyJ-slurm-jwt\nexport NCCL_AUTH_TOKEN=nccl-secret\n"
+            "CUDA_VISIBLE_DEVICES=" + token + "\nCUDA_DEVICE_ORDER=PCI_BUS_ID\n")
+    p = gd("explain", "-", "--json", stdin=text)
+    for secret in ("eyJ-slurm-jwt", "nccl-secret", token):
+        assert secret not in p.stdout, secret
+
+
 def main():
     global GD
     args = sys.argv[1:]
