@@ -57,8 +57,10 @@ Result<std::string> read_fd_capped(int fd, size_t cap_bytes) {
       return Error{std::strerror(errno)};
     }
     if (n == 0) break;
+    // Checked before appending: the string never grows past the cap (its
+    // doubling would otherwise allocate twice the cap for the last byte).
+    if (out.size() + static_cast<size_t>(n) > cap_bytes) return Error{over(cap_bytes)};
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > cap_bytes) return Error{over(cap_bytes)};
   }
   return out;
 }
