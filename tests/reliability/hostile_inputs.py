@@ -204,6 +204,16 @@ def test_configs(tmp):
             one_line_error(base, rc, 64, words, env=f"GPUDOCTOR_CONFIG={path}", err=err)
 
 
+def test_serve_web_config(tmp):
+    h = Hostile(tmp)
+    for path, words in [(p, w) for _, p, w in h.unreadable()] + [
+            ("/dev/zero", ["over the 1 MiB limit"]), (h.big, ["over the 1 MiB limit"])]:
+        args = ["serve", "--from", SNAPSHOT, "--listen", "127.0.0.1:0", "--no-history",
+                "--web-config", path]
+        rc, _, err, _ = gd(args)
+        one_line_error(args, rc, 64, ["web config " + path] + words, err=err)
+
+
 def test_config_fifo_without_writer_is_empty(tmp):
     """No writer: the FIFO reads as an empty file (the defaults), at once."""
     h = Hostile(tmp)
