@@ -16,7 +16,25 @@
 //    connection_deadline_ms;
 //  - all routing happens in the pre-routing handler on an exact-path map
 //    (no std::regex per request), after the method, header-size and
-//    basic-auth checks.
+//    basic-auth checks;
+//  - Range is ignored: httplib would cut (and, for many ranges, copy) the
+//    body once per range, 131 MB for one 8 KB request of 2,660 ranges; every
+//    answer is the whole body with `Accept-Ranges: none`. Its parser of the
+//    header is replaced too (below): a std::regex over an 8 KiB header
+//    recurses through about 4 MB of the worker's stack, pages each thread
+//    then keeps;
+//  - each worker learns the fd of its connection (by the peer's address)
+//    and keeps a record of it for the watchdog: when its last request was
+//    answered, so that a request head has a deadline of its own and a
+//    size cap counted from that answer;
+//  - pipelining: httplib reads a connection through a 4 KiB buffer that it
+//    drops after each request, so requests sent behind the first in one
+//    write would be swallowed and the connection would idle for the
+//    keep-alive timeout. A worker that has read past its request (the
+//    kernel's count of bytes read, against the request's size) answers it
+//    with `Connection: close` and ends the connection at once;
+//  - the listening socket's backlog is raised after binding (httplib's is
+//    5, compiled into the library).
 #include "serve/http.h"
 
 #include <httplib.h>
@@ -40,6 +58,21 @@
 #include "serve/http_listen.h"
 #include "serve/web_config.h"
 
+// Replaces cpp-httplib's Range parser. The library's Server::process_request
+// calls it through the PLT (it is an exported function of the shared
+// library), so this definition in the executable is the one it runs: a Range
+// header parses to no range at all, the request is answered whole, and the
+// library's std::regex never walks the header. tests/reliability/http_attacks.py
+// holds the daemon's peak memory under a Range flood; were the library built
+// to bind its own calls, that test would fail (and Server::answer still
+// clears the parsed ranges).
+namespace httplib::detail {
+bool parse_range_header(const std::string&, Ranges& ranges) {
+  ranges.clear();
+  return true;
+}
+}  // namespace httplib::detail
+
 namespace gd {
 namespace {
 
@@ -54,7 +87,30 @@ constexpr size_t kMaxHeaderCount = 100;
 // Bytes one connection may send us in all: 100 keep-alive requests of a few
 // KiB each fit; a header flood is cut within the watchdog's period.
 constexpr uint64_t kMaxConnectionBytes = 1024 * 1024;
+// Bytes a client may send towards one request head (counted from the end of
+// the previous answer, or from the connection's start).
+constexpr uint64_t kMaxHeadBytes = 64 * 1024;
 constexpr auto kWatchPeriod = std::chrono::milliseconds(100);
+constexpr int kListenBacklog = 1024;
+
+// The worker's connection: one pool job serves one connection, its
+// keep-alive requests one after another on the same thread.
+struct WorkerConn {
+  bool looked = false;  // find_connection was tried
+  int fd = -1;          // -1: not known (TLS, or not found)
+  std::string peer;
+  int64_t read = 0;    // bytes read from it when its last request was dispatched
+  bool close = false;  // end the connection once the answer is written
+};
+thread_local WorkerConn tl_conn;
+
+// What the watchdog knows of a connection from its worker.
+struct ConnRecord {
+  std::string peer;         // a reused fd is another connection
+  bool handling = false;    // a request is being answered
+  Clock::time_point since;  // when its last answer was written (when !handling)
+  int64_t read = 0;         // bytes read from it up to its last request
+};
 
 // ---------------------------------------------------------------------------
 // Worker pool
@@ -68,6 +124,20 @@ struct PoolLoad {
   std::mutex mu;
   std::condition_variable cv;
   bool stop = false;
+
+  // Connections by fd, as their workers last described them.
+  std::mutex conns_mu;
+  std::map<int, ConnRecord> conns;
+
+  void record(int fd, ConnRecord r) {
+    std::lock_guard<std::mutex> lock(conns_mu);
+    conns[fd] = std::move(r);
+  }
+  void forget(int fd, const std::string& peer) {
+    std::lock_guard<std::mutex> lock(conns_mu);
+    auto it = conns.find(fd);
+    if (it != conns.end() && it->second.peer == peer) conns.erase(it);
+  }
 };
 
 class WorkerPool : public httplib::TaskQueue {
@@ -112,7 +182,10 @@ class WorkerPool : public httplib::TaskQueue {
         std::lock_guard<std::mutex> wl(load_->mu);
         load_->cv.notify_all();
       }
+      tl_conn = WorkerConn{};
       fn();
+      if (tl_conn.fd >= 0) load_->forget(tl_conn.fd, tl_conn.peer);
+      tl_conn = WorkerConn{};
       --load_->busy;
       lock.lock();
     }
@@ -132,10 +205,34 @@ class WorkerPool : public httplib::TaskQueue {
 
 bool is_get_or_head(const std::string& m) { return m == "GET" || m == "HEAD"; }
 
-size_t header_bytes(const httplib::Headers& h) {
+// httplib adds four headers of its own to every request it parses.
+constexpr size_t kServerHeaders = 4;
+
+size_t server_header_bytes(const httplib::Request& req) {
+  return 4 * 4 + 11 + req.remote_addr.size() + 11 + std::to_string(req.remote_port).size() + 10 +
+         req.local_addr.size() + 10 + std::to_string(req.local_port).size();
+}
+
+// The client's headers only: their count, and their bytes as sent in the
+// usual form ("Key: value" CRLF).
+size_t client_header_count(const httplib::Request& req) {
+  return req.headers.size() > kServerHeaders ? req.headers.size() - kServerHeaders : 0;
+}
+size_t client_header_bytes(const httplib::Request& req) {
   size_t n = 0;
-  for (const auto& [k, v] : h) n += k.size() + v.size() + 4;  // ": " and CRLF
-  return n;
+  for (const auto& [k, v] : req.headers) n += k.size() + v.size() + 4;  // ": " and CRLF
+  const size_t ours = server_header_bytes(req);
+  return n > ours ? n - ours : 0;
+}
+
+// The request head's size in its usual form. Extra spaces, percent escapes
+// in header values and empty headers make the real one larger (such a
+// request is answered and its connection closed, which costs the client a
+// reconnect); only a head written without the space after each colon is
+// smaller, by a byte a header.
+size_t request_head_bytes(const httplib::Request& req) {
+  return req.method.size() + 1 + req.target.size() + 1 + req.version.size() + 2 +
+         client_header_bytes(req) + 2;
 }
 
 class Server final : public HttpServer {
@@ -169,6 +266,9 @@ class Server final : public HttpServer {
 
  private:
   void setup_routes(std::map<std::string, HttpHandler> routes);
+  httplib::Server::HandlerResponse answer(const httplib::Request& req, httplib::Response& res);
+  void note_request(const httplib::Request& req);
+  void note_answer(const httplib::Request& req, const httplib::Response& res);
   void watch();
 
   std::unique_ptr<httplib::Server> svr_;
@@ -177,7 +277,9 @@ class Server final : public HttpServer {
   std::map<std::string, HttpHandler> routes_;
   std::string not_found_;
   int port_ = 0;
-  int64_t deadline_ms_ = 0;
+  bool tls_ = false;
+  int64_t deadline_ms_ = 0;       // waiting for a request head, when the pool is half taken
+  int64_t head_deadline_ms_ = 0;  // waiting for a request head, always
   std::thread listener_;
   std::thread watchdog_;
   std::mutex stop_mu_;
@@ -192,52 +294,23 @@ void Server::setup_routes(std::map<std::string, HttpHandler> routes) {
   for (const auto& [path, h] : routes_) not_found_ += " " + path;
   not_found_ += "\n";
 
-  using HR = httplib::Server::HandlerResponse;
-  svr_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (!is_get_or_head(req.method)) {
-      res.status = 405;
-      res.set_header("Allow", kAllow);
-      // A body we did not read may follow: this connection is done.
-      res.set_header("Connection", "close");
-      res.set_content("method not allowed: this exporter is read-only (GET, HEAD)\n", kTextPlain);
-      return HR::Handled;
-    }
-    if (header_bytes(req.headers) > kMaxHeaderBytes || req.headers.size() > kMaxHeaderCount) {
-      res.status = 431;
-      res.set_header("Connection", "close");
-      res.set_content("request header fields too large\n", kTextPlain);
-      return HR::Handled;
-    }
-    if (auth_ && !auth_->allowed(req.get_header_value("Authorization"))) {
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Basic realm=\"gpudoctor\", charset=\"UTF-8\"");
-      res.set_content("unauthorized\n", kTextPlain);
-      return HR::Handled;
-    }
-    auto it = routes_.find(req.path);
-    if (it == routes_.end()) {
-      res.status = 404;
-      res.set_content(not_found_, kTextPlain);
-      return HR::Handled;
-    }
-    HttpResponse r = it->second();
-    res.status = r.status;
-    if (r.content_type.rfind("text/html", 0) == 0) {
-      // The page has no script and no external asset; say so to the browser
-      // too, so that an escaping slip could not load or run anything.
-      res.set_header("Content-Security-Policy",
-                     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-                     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-    }
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_content(std::move(r.body), r.content_type.c_str());
-    return HR::Handled;
-  });
+  svr_->set_pre_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) { return answer(req, res); });
+  svr_->set_logger(
+      [this](const httplib::Request& req, const httplib::Response& res) { note_answer(req, res); });
 
   // The library's own errors (400 for a request line it cannot parse, 414 for
   // an overlong URI) come without a body: give them one line.
-  svr_->set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+  using HR = httplib::Server::HandlerResponse;
+  svr_->set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        // A Range header httplib could not parse (416, before routing): it
+        // is ignored like any other, and the request answered as usual.
+        if (res.status == 416 && res.body.empty() && req.has_header("Range")) {
+          return answer(req, res);
+        }
+        // Ranges are never applied, not even to an error's body.
+        const_cast<httplib::Request&>(req).ranges.clear();
         // After a request we could not parse, what follows on the connection
         // cannot be trusted to start a request: close it.
         const bool unparsed =
@@ -259,9 +332,97 @@ void Server::setup_routes(std::map<std::string, HttpHandler> routes) {
       });
 }
 
+httplib::Server::HandlerResponse Server::answer(const httplib::Request& req,
+                                                httplib::Response& res) {
+  using HR = httplib::Server::HandlerResponse;
+  // httplib parsed the Range header into req.ranges and would apply it to
+  // whatever we answer; the request object is its own (not const), handed
+  // to us as const. Clearing it makes every answer whole.
+  const_cast<httplib::Request&>(req).ranges.clear();
+  res.set_header("Accept-Ranges", "none");
+  note_request(req);
+  if (tl_conn.close) res.set_header("Connection", "close");
+  if (!is_get_or_head(req.method)) {
+    res.status = 405;
+    res.set_header("Allow", kAllow);
+    // A body we did not read may follow: this connection is done.
+    tl_conn.close = true;
+    if (!res.has_header("Connection")) res.set_header("Connection", "close");
+    res.set_content("method not allowed: this exporter is read-only (GET, HEAD)\n", kTextPlain);
+    return HR::Handled;
+  }
+  if (client_header_bytes(req) > kMaxHeaderBytes || client_header_count(req) > kMaxHeaderCount) {
+    res.status = 431;
+    tl_conn.close = true;
+    if (!res.has_header("Connection")) res.set_header("Connection", "close");
+    res.set_content("request header fields too large (at most " + std::to_string(kMaxHeaderCount) +
+                        " fields, " + std::to_string(kMaxHeaderBytes / 1024) + " KiB)\n",
+                    kTextPlain);
+    return HR::Handled;
+  }
+  if (auth_ && !auth_->allowed(req.get_header_value("Authorization"))) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Basic realm=\"gpudoctor\", charset=\"UTF-8\"");
+    res.set_content("unauthorized\n", kTextPlain);
+    return HR::Handled;
+  }
+  auto it = routes_.find(req.path);
+  if (it == routes_.end()) {
+    res.status = 404;
+    res.set_content(not_found_, kTextPlain);
+    return HR::Handled;
+  }
+  HttpResponse r = it->second();
+  res.status = r.status;
+  if (r.content_type.rfind("text/html", 0) == 0) {
+    // The page has no script and no external asset; say so to the browser
+    // too, so that an escaping slip could not load or run anything.
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+  }
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(std::move(r.body), r.content_type.c_str());
+  return HR::Handled;
+}
+
+// Before answering: find this worker's connection (once), see whether httplib
+// read past this request, and tell the watchdog a request is being answered.
+void Server::note_request(const httplib::Request& req) {
+  WorkerConn& c = tl_conn;
+  if (!c.looked) {
+    c.looked = true;
+    c.peer = req.remote_addr + "/" + std::to_string(req.remote_port);
+    c.fd = find_connection(port_, c.peer);
+  }
+  if (c.fd < 0) return;
+  const int64_t read = bytes_read_from(c.fd);
+  if (read >= 0) {
+    // Over TLS the kernel counts records, not requests, and OpenSSL keeps
+    // what it read ahead for the next request: nothing is swallowed there.
+    if (!tls_ && read - c.read > static_cast<int64_t>(request_head_bytes(req))) c.close = true;
+    c.read = read;
+  }
+  load_->record(c.fd, ConnRecord{c.peer, true, Clock::now(), c.read});
+}
+
+// After the answer is written (httplib's logger hook).
+void Server::note_answer(const httplib::Request&, const httplib::Response& res) {
+  WorkerConn& c = tl_conn;
+  if (c.fd < 0) return;
+  if (c.close || res.get_header_value("Connection") == "close") {
+    // httplib would wait for the client (up to the keep-alive timeout) even
+    // after saying close; end it now, after the queued answer.
+    finish_connection(c.fd);
+    return;
+  }
+  load_->record(c.fd, ConnRecord{c.peer, false, Clock::now(), c.read});
+}
+
 void Server::watch() {
   std::map<TcpConn, Clock::time_point> seen;  // connection -> when first seen
   const auto deadline = std::chrono::milliseconds(deadline_ms_);
+  const auto head_deadline = std::chrono::milliseconds(head_deadline_ms_);
   std::unique_lock<std::mutex> lock(load_->mu);
   for (;;) {
     load_->cv.wait(lock, [&] { return load_->stop || load_->busy > 0; });
@@ -271,14 +432,31 @@ void Server::watch() {
     std::map<TcpConn, Clock::time_point> next;
     const bool pressure = load_->busy * 2 >= load_->max_threads;
     bool flooded = false;
+    std::map<int, ConnRecord> records;
+    {
+      std::lock_guard<std::mutex> cl(load_->conns_mu);
+      records = load_->conns;
+    }
     for (const TcpConn& c : connections_on(port_)) {
       auto it = seen.find(c);
-      const auto since = it == seen.end() ? now : it->second;
-      if (c.bytes_received > kMaxConnectionBytes || (pressure && now - since >= deadline)) {
-        flooded |= c.bytes_received > kMaxConnectionBytes;
+      const auto first_seen = it == seen.end() ? now : it->second;
+      // Waiting for a request head since the last answer (or since the
+      // connection was first seen); a request being answered is not.
+      auto rec = records.find(c.fd);
+      const bool known = rec != records.end() && rec->second.peer == c.peer;
+      const bool handling = known && rec->second.handling;
+      const auto waiting_since = known ? std::max(first_seen, rec->second.since) : first_seen;
+      const uint64_t head = c.bytes_received - static_cast<uint64_t>(known ? rec->second.read : 0);
+      const auto waited = now - waiting_since;
+      const bool too_big =
+          c.bytes_received > kMaxConnectionBytes || (!handling && head > kMaxHeadBytes);
+      const bool too_slow =
+          !handling && (waited >= head_deadline || (pressure && waited >= deadline));
+      if (too_big || too_slow) {
+        flooded |= too_big;
         cut_connection(c);
       } else {
-        next[c] = since;
+        next[c] = first_seen;
       }
     }
     seen = std::move(next);
@@ -309,7 +487,9 @@ Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHan
     svr_ = std::make_unique<httplib::Server>();
   }
   auth_ = std::move(auth);
+  tls_ = wc.tls;
   deadline_ms_ = std::max<int64_t>(100, opt.connection_deadline_ms);
+  head_deadline_ms_ = std::max<int64_t>(deadline_ms_, opt.header_read_deadline_ms);
   load_->max_threads = std::max<size_t>(2, opt.max_threads);
 
   setup_routes(std::move(routes));
@@ -348,6 +528,11 @@ Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHan
                  " (address in use, not an address of this machine, or not allowed)"};
   }
   port_ = port;
+  // httplib listened with a backlog of 5: a burst of connections beyond it
+  // waits a second for the SYN to be sent again.
+  if (!set_listen_backlog(port_, kListenBacklog)) {
+    return Error{"cannot set the listen backlog on " + opt.listen};
+  }
   listener_ = std::thread([this] { svr_->listen_after_bind(); });
   // httplib 0.11 has no wait_until_ready: the socket is bound and listening
   // already (connections queue in the backlog); wait for the accept loop.

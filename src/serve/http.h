@@ -37,11 +37,14 @@ struct HttpOptions {
   int64_t keep_alive_timeout_ms = 5000;  // idle keep-alive connection
   size_t keep_alive_max_requests = 100;  // then the connection is closed
   // One thread per open connection, up to this many; beyond it connections
-  // wait their turn.
-  size_t max_threads = 32;
-  // When more than half the threads are taken, connections open longer than
-  // this are cut: a client trickling a byte a second cannot hold a thread.
-  int64_t connection_deadline_ms = 10000;
+  // wait their turn. Idle threads cost a stack's pages, not a scrape's wait.
+  size_t max_threads = 128;
+  // A connection waiting for a request head (since it opened, or since its
+  // last answer) is cut after header_read_deadline_ms; when at least half
+  // the threads are taken, already after connection_deadline_ms: a client
+  // trickling a byte a second cannot hold a thread.
+  int64_t header_read_deadline_ms = 10000;
+  int64_t connection_deadline_ms = 2000;
 };
 
 class HttpServer {

@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/tcp.h>  // TCP_INFO with tcpi_bytes_received (not in glibc's netinet/tcp.h)
+#include <linux/sockios.h>  // SIOCINQ
+#include <linux/tcp.h>      // TCP_INFO with tcpi_bytes_received (not in glibc's netinet/tcp.h)
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,12 +35,11 @@ std::string peer_name(int fd) {
   return std::string(buf) + "/" + std::to_string(port_of(ss));
 }
 
-}  // namespace
-
-std::vector<TcpConn> connections_on(int port) {
-  std::vector<TcpConn> out;
+// Calls fn(fd) for each socket of this process bound to local `port`.
+template <typename Fn>
+void for_sockets_on(int port, Fn fn) {
   DIR* d = opendir("/proc/self/fd");
-  if (!d) return out;
+  if (!d) return;
   while (dirent* e = readdir(d)) {
     char* end = nullptr;
     long n = std::strtol(e->d_name, &end, 10);
@@ -50,19 +51,70 @@ std::vector<TcpConn> connections_on(int port) {
     socklen_t len = sizeof ss;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) continue;
     if (port_of(ss) != port) continue;
+    if (!fn(fd)) break;
+  }
+  closedir(d);
+}
+
+uint64_t tcp_bytes_received(int fd) {
+  tcp_info ti{};
+  socklen_t tlen = sizeof ti;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) == 0 &&
+      tlen >= offsetof(tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received) {
+    return ti.tcpi_bytes_received;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int find_connection(int port, const std::string& peer) {
+  int found = -1;
+  for_sockets_on(port, [&](int fd) {
+    if (peer_name(fd) != peer) return true;
+    found = fd;
+    return false;
+  });
+  return found;
+}
+
+int64_t bytes_read_from(int fd) {
+  for (int tries = 0; tries < 3; ++tries) {
+    const uint64_t before = tcp_bytes_received(fd);
+    int queued = 0;
+    if (before == 0 || ioctl(fd, SIOCINQ, &queued) != 0) return -1;
+    if (tcp_bytes_received(fd) == before) return static_cast<int64_t>(before) - queued;
+  }
+  return -1;  // data still streaming in: no reliable figure
+}
+
+void finish_connection(int fd) { shutdown(fd, SHUT_RDWR); }
+
+bool set_listen_backlog(int port, int backlog) {
+  bool done = false;
+  for_sockets_on(port, [&](int fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) {
+      return true;
+    }
+    done = listen(fd, backlog) == 0;
+    return false;
+  });
+  return done;
+}
+
+std::vector<TcpConn> connections_on(int port) {
+  std::vector<TcpConn> out;
+  for_sockets_on(port, [&](int fd) {
     TcpConn c;
     c.fd = fd;
     c.peer = peer_name(fd);
-    if (c.peer.empty()) continue;  // the listening socket
-    tcp_info ti{};
-    socklen_t tlen = sizeof ti;
-    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) == 0 &&
-        tlen >= offsetof(tcp_info, tcpi_bytes_received) + sizeof ti.tcpi_bytes_received) {
-      c.bytes_received = ti.tcpi_bytes_received;
-    }
+    if (c.peer.empty()) return true;  // the listening socket
+    c.bytes_received = tcp_bytes_received(fd);
     out.push_back(std::move(c));
-  }
-  closedir(d);
+    return true;
+  });
   return out;
 }
 

@@ -25,4 +25,24 @@ std::vector<TcpConn> connections_on(int port);
 // under its fd number for its owner to close.
 void cut_connection(const TcpConn& c);
 
+// The fd of this process's connection on local `port` whose peer is `peer`
+// (as TcpConn::peer spells it), or -1.
+int find_connection(int port, const std::string& peer);
+
+// Bytes the application has read from connection `fd` so far: what the
+// kernel received in order minus what still waits in the receive queue.
+// Read twice around the queue so that a segment arriving in between cannot
+// inflate it. -1 when the kernel does not say.
+int64_t bytes_read_from(int fd);
+
+// Orderly end of a connection whose last answer is already written: a FIN
+// after the queued bytes (nothing is dropped), and the owner's next read
+// sees end of file.
+void finish_connection(int fd);
+
+// Sets the accept backlog of this process's listening socket on `port`
+// (listen(2) again on a listening socket only changes its backlog).
+// False when no such socket was found or the kernel refused.
+bool set_listen_backlog(int port, int backlog);
+
 }  // namespace gd
