@@ -19,7 +19,6 @@ using testing_fakes::fake_options;
 using testing_fakes::ScopedEnv;
 using testing_fakes::TempScenario;
 
-
 CudaRun probe_with(const std::string& lib, const std::string& scenario_json) {
   TempScenario sc(scenario_json);
   ScopedEnv env("GPUDOCTOR_FAKE_SCENARIO", sc.path());

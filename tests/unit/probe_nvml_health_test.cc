@@ -252,7 +252,6 @@ TEST_F(NvmlHealthNode, TopologyListedPairsAndTheNumaRule) {
 
 // --- failures ------------------------------------------------------------------
 
-
 constexpr const char* kTwoGpus = R"("gpus": [
   {"bus_id": "0000:01:00.0", "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-00000000-0000-0000-0000-000000000001"},
   {"bus_id": "0000:21:00.0", "name": "NVIDIA GeForce RTX 4090", "uuid": "GPU-00000000-0000-0000-0000-000000000021"}])";
