@@ -149,6 +149,41 @@ Result<bool> check_identity(const Identity& id, const std::string& path) {
   return true;
 }
 
+// SQLite's own consistency check of the file: "ok", or its first complaint.
+Result<bool> quick_check(sqlite3* db, const std::string& path) {
+  auto s = Stmt::prepare(db, "PRAGMA quick_check(1)");
+  if (!s.ok()) return Error{path + ": cannot check: " + s.error()};
+  std::string first = s->step() == SQLITE_ROW ? s->text(0) : std::string(sqlite3_errmsg(db));
+  s->reset();
+  if (first == "ok") return true;
+  // Its report spans lines ("*** in database main ***\nPage 3: ..."): one line here.
+  for (char& c : first) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return Error{path + ": the history is damaged (SQLite quick_check: " + first +
+               "); nothing is written to it: move it aside (mv " + path + " " + path +
+               ".damaged) and a new one is started"};
+}
+
+// The one verdict on a file, for `serve` (writer) and `history` (reader)
+// alike, taken before anything is written: a file that is refused is left
+// exactly as it was (its header, its journal mode).
+Result<bool> verdict(sqlite3* db, const Identity& id, const std::string& path, OpenMode mode) {
+  if (auto c = check_identity(id, path); !c.ok()) return c;
+  if (is_blank(id)) {
+    if (mode == OpenMode::kRead)
+      return Error{path + ": not a gpudoctor history (an empty database)"};
+    return true;
+  }
+  if (id.user_version == 0) return Error{path + ": not a gpudoctor history (schema version 0)"};
+  if (mode == OpenMode::kRead && id.user_version < kSchemaVersion) {
+    return Error{path + ": history schema " + std::to_string(id.user_version) +
+                 " is older than this gpudoctor's (" + std::to_string(kSchemaVersion) +
+                 "): `gpudoctor serve` migrates it when it next starts"};
+  }
+  return quick_check(db, path);
+}
+
 // Directories the history creates: group-readable for root's
 // /var/lib/gpudoctor (an admin group may read it), private for a user's
 // ~/.local/state.
@@ -303,16 +338,8 @@ Result<Db> open_db(const std::string& path, OpenMode mode) {
 
   auto id = read_identity(h, path);
   if (!id.ok()) return Error{id.error()};
-  if (auto c = check_identity(*id, path); !c.ok()) return Error{c.error()};
-  if (mode == OpenMode::kRead) {
-    if (is_blank(*id)) return Error{path + ": not a gpudoctor history (an empty database)"};
-    if (id->user_version < kSchemaVersion) {
-      return Error{path + ": history schema " + std::to_string(id->user_version) +
-                   " is older than this gpudoctor's (" + std::to_string(kSchemaVersion) +
-                   "): `gpudoctor serve` migrates it when it next starts"};
-    }
-    return db;
-  }
+  if (auto v = verdict(h, *id, path, mode); !v.ok()) return Error{v.error()};
+  if (mode == OpenMode::kRead) return db;
   if (auto w = setup_writer(h, path, is_blank(*id)); !w.ok()) return Error{w.error()};
   return db;
 }
