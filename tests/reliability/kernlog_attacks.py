@@ -127,7 +127,7 @@ def test_logs_survives_truncate_mid_scan(tmp):
     position past the start, short of the end): rc 0, no signal, and only
     what was read before the cut is counted."""
     log = os.path.join(tmp, "t.log")
-    mib = 16 if SANITIZED else 64
+    mib = 4 if SANITIZED else 64
     total = write_big(log, mib, noise_every=0)
     size = os.path.getsize(log)
     cut_mid = 0
@@ -184,7 +184,7 @@ def test_logs_refuses_devices_and_does_not_hang_on_a_fifo(tmp):
 def test_logs_memory_is_bounded_on_a_large_log(tmp):
     """Peak RSS of `logs --file` under 64 MiB on a large log, all Xid lines
     (every line decoded) and mostly noise; the counts exact."""
-    mib = 32 if SANITIZED else MIB
+    mib = 4 if SANITIZED else MIB
     for noise_every, name in ((0, "xid"), (50, "mixed")):
         log = os.path.join(tmp, f"{name}.log")
         total = write_big(log, mib, noise_every)
@@ -200,7 +200,7 @@ def test_logs_memory_is_bounded_on_a_large_log(tmp):
 
 def test_check_memory_is_bounded_on_a_large_kern_log(tmp):
     """`check --root` whose only kernel log is a large /var/log/kern.log."""
-    mib = 32 if SANITIZED else MIB // 2
+    mib = 4 if SANITIZED else MIB // 2
     root = os.path.join(tmp, "root")
     os.makedirs(os.path.join(root, "var", "log"))
     log = os.path.join(root, "var", "log", "kern.log")
@@ -292,7 +292,7 @@ def test_follow_survives_truncate_while_reading_from_start(tmp):
     """--follow reads a --file from its start: cut it while that read is
     under way, then log again."""
     log = os.path.join(tmp, "kern.log")
-    total = write_big(log, 8 if SANITIZED else 32, noise_every=0)
+    total = write_big(log, 2 if SANITIZED else 32, noise_every=0)
     f = Follower(log)
     try:
         f.wait("some events", lambda ev: len(ev) > 0)
@@ -385,7 +385,7 @@ def test_serve_memory_flat_after_1m_followed_events(tmp):
             time.sleep(0.3)
         time.sleep(0.5)
         start = xid_counter(port)
-        warm, total = (20_000, 100_000) if SANITIZED else (200_000, 1_000_000)
+        warm, total = (2_000, 10_000) if SANITIZED else (200_000, 1_000_000)
         for _ in range(warm // 50_000 or 1):
             log(min(50_000, warm))
         wait_count(start + warm, 120)
