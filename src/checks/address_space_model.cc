@@ -43,10 +43,10 @@ AddressSpaceNeed measured_need(const CudaRun& r) {
   // What CUDA added to the probe, on top of a bare process as on the
   // reference: the probe's own start (or a sanitizer's shadow) is not CUDA's.
   const CudaReservation& ref = reference_cuda_reservation();
-  auto grown = [&](uint64_t now, uint64_t start) {
-    return now > start && start > 0 ? now - start + ref.start_bytes : now;
-  };
-  n.cuda_bytes = grown(at.size_bytes, r.vm_start.size_bytes);
+  uint64_t start = r.vm_start.size_bytes;
+  n.cuda_bytes =
+      at.size_bytes > start && start > 0 ? at.size_bytes - start + ref.start_bytes : at.size_bytes;
+  uint64_t took = n.cuda_bytes > ref.start_bytes ? n.cuda_bytes - ref.start_bytes : 0;
   n.cuda_data_bytes = at.data_bytes;
   std::string how = r.label == kRaisedLimitLabel
                         ? "measured with the soft limits raised to the hard ones"
@@ -54,15 +54,16 @@ AddressSpaceNeed measured_need(const CudaRun& r) {
   n.evidence.push_back(fmt::format(
       "address space (VmSize) of the CUDA probe, {}: {} at start, {} after cuInit, {} after "
       "the first context: CUDA took {}, so a bare process with CUDA needs {}",
-      how, vm_text(r.vm_start), vm_text(r.vm_init), vm_text(r.vm_context),
-      format_bytes(n.cuda_bytes - ref.start_bytes), bytes_exact(n.cuda_bytes)));
+      how, vm_text(r.vm_start), vm_text(r.vm_init), vm_text(r.vm_context), format_bytes(took),
+      bytes_exact(n.cuda_bytes)));
   return n;
 }
 
 // No measurement: CUDA did not start in any run, or the snapshot predates
 // the measurement. The old formula (every GPU's memory + host memory +
 // headroom) over-estimates a real driver's reservation (20x on the recorded
-// H200: 274.3 GiB against 12.3 GiB measured), so it only ever warns.
+// H200: 274.3 GiB against 12.3 GiB measured), so on its own it only warns:
+// a FAIL needs CUDA's own out-of-memory under the limit.
 AddressSpaceNeed estimated_need(const Snapshot& s, const Config& c) {
   GpuInventory inv = gpu_inventory(s);
   uint64_t gpu_bytes = 0;
