@@ -80,12 +80,6 @@ ValueKind value_kind(std::string_view name) {
   return ValueKind::kAny;
 }
 
-bool all_of(std::string_view s, bool (*ok)(char)) {
-  for (char c : s) {
-    if (!ok(c)) return false;
-  }
-  return true;
-}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_id_char(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == '-' || c == '/';
@@ -100,7 +94,8 @@ bool device_entry_ok(std::string_view e) {
   if (e.empty() || e == "all" || e == "none" || e == "void" || e.size() <= kShortMistake) {
     return true;
   }
-  if (e.starts_with("GPU-") || e.starts_with("MIG-")) return all_of(e.substr(4), is_id_char);
+  if (e.starts_with("GPU-") || e.starts_with("MIG-"))
+    return std::all_of(e.begin() + 4, e.end(), is_id_char);
   return e.find_first_not_of("0123456789-") == std::string_view::npos;
 }
 
@@ -130,7 +125,7 @@ bool value_ok(std::string_view name, std::string_view v) {
       }
       return true;
     case ValueKind::kNumber:
-      return v.size() <= kShortMistake || all_of(v, is_digit);
+      return v.size() <= kShortMistake || std::all_of(v.begin(), v.end(), is_digit);
     case ValueKind::kAny:
       return true;
   }
