@@ -197,6 +197,14 @@ def wait_for(what, predicate, timeout=15, step=0.1):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def wait_ready(d):
+    """Healthy and past the first check: /healthz is ok before any check has
+    finished (the first check may take seconds on a loaded machine), and
+    /report.json answers 503 and /metrics lacks the check series until then."""
+    wait_for("/healthz ok", lambda: d.get("/healthz")[0] == 200)
+    wait_for("the first check", lambda: d.get("/report.json")[0] == 200, timeout=30)
+
+
 def metric_value(text, name, labels=""):
     for line in text.splitlines():
         if line.startswith(name + labels + " ") or (not labels and line.startswith(name + " ")):
@@ -282,7 +290,7 @@ def test_live_mode_samples_checks_and_follows_the_kernel_log():
         m = Machine(tmp)
         with Daemon(m.args() + ["--no-history", "--interval", "0.3s", "--check-interval", "1s",
                                 "--deadline", "2"], env=m.env) as d:
-            wait_for("/healthz ok", lambda: d.get("/healthz")[0] == 200)
+            wait_ready(d)
             status, _, body = d.get("/report.json")
             assert status == 200 and json.loads(body)["schema"] == "gpudoctor.report/v1"
             status, _, metrics = d.get("/metrics")
@@ -357,7 +365,7 @@ def test_load_concurrent_scrapes_complete_and_memory_flat():
         m = Machine(tmp)
         with Daemon(m.args() + ["--no-history", "--interval", "0.5s", "--check-interval", "60s"],
                     env=m.env) as d:
-            wait_for("/healthz ok", lambda: d.get("/healthz")[0] == 200)
+            wait_ready(d)
             reference = d.get("/metrics")[2]
             want = series_of(reference)
             last_family = [line for line in reference.splitlines() if line.startswith("# TYPE")][-1]
