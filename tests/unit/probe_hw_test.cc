@@ -16,6 +16,7 @@
 
 #include "fake_probe.h"
 #include "probe/probe.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -30,6 +31,8 @@ constexpr uint64_t k4090MemoryBytes = 25757220864;
 
 using testing_fakes::fake_options;
 using testing_fakes::ScopedEnv;
+using testing_util::kTimeScale;
+using testing_util::tenths;
 
 std::string scenario_path(const std::string& name) {
   return GD_SOURCE_DIR "/tests/fakes/scenarios/" + name + ".json";
@@ -182,12 +185,13 @@ TEST_F(ProbeHw, CleanRunOnlyAfterAFailingUserRun) {
 }
 
 TEST_F(ProbeHw, HangingCuInitTimesOutWithinTheDeadline) {
+  const double deadline_s = 1.5 * kTimeScale;
   auto start = std::chrono::steady_clock::now();
-  Snapshot s = probe("cuda-hang", fake_options(1.5));
+  Snapshot s = probe("cuda-hang", fake_options(deadline_s));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(took, 1.5 + 1.0);
+  EXPECT_LT(took, deadline_s + 1.0 * kTimeScale);
   ASSERT_EQ(s.cuda.runs.size(), 1u);  // no time left for a clean run
-  EXPECT_EQ(s.cuda.runs[0].child_error, "timeout after 1.5 s in cuInit");
+  EXPECT_EQ(s.cuda.runs[0].child_error, "timeout after " + tenths(deadline_s) + " s in cuInit");
   EXPECT_EQ(record(s, "cuda")->status, ProbeStatus::kTimedOut);
   EXPECT_EQ(s.nvml.init_rc, 0);  // NVML ran alongside and finished
   EXPECT_EQ(s.nvml.gpus.size(), 4u);
@@ -195,11 +199,12 @@ TEST_F(ProbeHw, HangingCuInitTimesOutWithinTheDeadline) {
 }
 
 TEST_F(ProbeHw, HangingNvmlInitTimesOutAndCudaStillAnswers) {
+  const double deadline_s = 1.0 * kTimeScale;
   auto start = std::chrono::steady_clock::now();
-  Snapshot s = probe("nvml-hang", fake_options(1.0));
+  Snapshot s = probe("nvml-hang", fake_options(deadline_s));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(took, 1.0 + 1.0);
-  EXPECT_THAT(s.nvml.child_error, StartsWith("timeout after 1."));
+  EXPECT_LT(took, deadline_s + 1.0 * kTimeScale);
+  EXPECT_THAT(s.nvml.child_error, StartsWith("timeout after " + tenths(deadline_s).substr(0, 2)));
   EXPECT_THAT(s.nvml.child_error, EndsWith(" in nvmlInit_v2"));
   EXPECT_EQ(record(s, "nvml")->status, ProbeStatus::kTimedOut);
   EXPECT_EQ(s.cuda.runs.at(0).device_count, 4);

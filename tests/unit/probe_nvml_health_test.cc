@@ -14,6 +14,7 @@
 
 #include "fake_probe.h"
 #include "probe/probe.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -258,7 +259,7 @@ constexpr const char* kTwoGpus = R"("gpus": [
 
 TEST(ProbeNvmlHealth, HangInAHealthCallKeepsTheIdentity) {
   TempScenario sc(std::string("{") + kTwoGpus + R"(, "hang": ["nvmlDeviceGetPowerUsage"]})");
-  NvmlInfo n = probe_file(sc.path(), 1.0);
+  NvmlInfo n = probe_file(sc.path(), 1.0 * testing_util::kTimeScale);
   EXPECT_THAT(n.child_error, StartsWith("timeout after"));
   EXPECT_THAT(n.child_error, HasSubstr("in nvmlDeviceGetPowerUsage (GPU 0)"));
   ASSERT_EQ(n.gpus.size(), 1u);  // the checkpoint after GPU 0's identity
