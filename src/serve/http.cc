@@ -23,8 +23,9 @@
 //    header is replaced too (below): a std::regex over an 8 KiB header
 //    recurses through about 4 MB of the worker's stack, pages each thread
 //    then keeps;
-//  - each worker learns the fd of its connection (by the peer's address)
-//    and keeps a record of it for the watchdog: when its last request was
+//  - each worker learns the fd of its connection (the socket httplib reads
+//    on its thread, seen through read_socket below; over TLS, by the peer's
+//    address) and keeps a record of it for the watchdog: when its last request was
 //    answered, so that a request head has a deadline of its own and a
 //    size cap counted from that answer;
 //  - pipelining: httplib reads a connection through a 4 KiB buffer that it
@@ -45,6 +46,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -66,10 +68,31 @@
 // holds the daemon's peak memory under a Range flood; were the library built
 // to bind its own calls, that test would fail (and Server::answer still
 // clears the parsed ranges).
+namespace gd {
+namespace {
+// The socket httplib last read on this thread (-1: none yet in this job).
+thread_local int tl_read_socket = -1;
+}  // namespace
+}  // namespace gd
+
 namespace httplib::detail {
 bool parse_range_header(const std::string&, Ranges& ranges) {
   ranges.clear();
   return true;
+}
+
+// Replaces the library's socket read (SocketStream::read calls it through
+// the PLT, like the above) to learn which socket this worker serves: httplib
+// answers a request line it cannot parse (400) or an overlong URI (414)
+// before it knows the peer, and that connection must still be ended at once.
+// Same behaviour as the library's: recv, retried on EINTR.
+ssize_t read_socket(socket_t sock, void* ptr, size_t size, int flags) {
+  gd::tl_read_socket = sock;
+  ssize_t n;
+  do {
+    n = recv(sock, ptr, size, flags);
+  } while (n < 0 && errno == EINTR);
+  return n;
 }
 }  // namespace httplib::detail
 
@@ -91,6 +114,9 @@ constexpr uint64_t kMaxConnectionBytes = 1024 * 1024;
 // the previous answer, or from the connection's start).
 constexpr uint64_t kMaxHeadBytes = 64 * 1024;
 constexpr auto kWatchPeriod = std::chrono::milliseconds(100);
+// How long a client whose request head was refused (431) has to read the
+// answer before the connection is reset, if it keeps sending.
+constexpr auto kRefusedGrace = std::chrono::milliseconds(1000);
 constexpr int kListenBacklog = 1024;
 
 // The worker's connection: one pool job serves one connection, its
@@ -183,6 +209,7 @@ class WorkerPool : public httplib::TaskQueue {
         load_->cv.notify_all();
       }
       tl_conn = WorkerConn{};
+      tl_read_socket = -1;
       fn();
       if (tl_conn.fd >= 0) load_->forget(tl_conn.fd, tl_conn.peer);
       tl_conn = WorkerConn{};
@@ -267,9 +294,11 @@ class Server final : public HttpServer {
  private:
   void setup_routes(std::map<std::string, HttpHandler> routes);
   httplib::Server::HandlerResponse answer(const httplib::Request& req, httplib::Response& res);
+  void know_connection(const httplib::Request& req);
   void note_request(const httplib::Request& req);
   void note_answer(const httplib::Request& req, const httplib::Response& res);
   void watch();
+  bool refuse_head(const TcpConn& c);
 
   std::unique_ptr<httplib::Server> svr_;
   std::shared_ptr<PoolLoad> load_ = std::make_shared<PoolLoad>();
@@ -315,7 +344,11 @@ void Server::setup_routes(std::map<std::string, HttpHandler> routes) {
         // cannot be trusted to start a request: close it.
         const bool unparsed =
             res.status == 400 || res.status == 413 || res.status == 414 || res.status == 431;
-        if (unparsed && !res.has_header("Connection")) res.set_header("Connection", "close");
+        if (unparsed) {
+          note_request(req);  // also tells the watchdog an answer is under way
+          tl_conn.close = true;
+          if (!res.has_header("Connection")) res.set_header("Connection", "close");
+        }
         if (!res.body.empty()) return HR::Unhandled;
         const char* what = res.status == 414   ? "request URI too long"
                            : res.status == 431 ? "request header fields too large"
@@ -386,15 +419,27 @@ httplib::Server::HandlerResponse Server::answer(const httplib::Request& req,
   return HR::Handled;
 }
 
-// Before answering: find this worker's connection (once), see whether httplib
-// read past this request, and tell the watchdog a request is being answered.
-void Server::note_request(const httplib::Request& req) {
+// Finds this worker's connection, once: the socket httplib reads on this
+// thread, or (over TLS, where OpenSSL reads it) the one from the request's
+// peer address, which httplib fills in only for a request it could parse.
+void Server::know_connection(const httplib::Request& req) {
   WorkerConn& c = tl_conn;
-  if (!c.looked) {
-    c.looked = true;
+  if (c.looked) return;
+  c.looked = true;
+  if (tl_read_socket >= 0) {
+    c.peer = peer_of(tl_read_socket);
+    if (!c.peer.empty()) c.fd = tl_read_socket;
+  } else if (!req.remote_addr.empty()) {
     c.peer = req.remote_addr + "/" + std::to_string(req.remote_port);
     c.fd = find_connection(port_, c.peer);
   }
+}
+
+// Before answering: find this worker's connection, see whether httplib read
+// past this request, and tell the watchdog a request is being answered.
+void Server::note_request(const httplib::Request& req) {
+  know_connection(req);
+  WorkerConn& c = tl_conn;
   if (c.fd < 0) return;
   const int64_t read = bytes_read_from(c.fd);
   if (read >= 0) {
@@ -420,7 +465,8 @@ void Server::note_answer(const httplib::Request&, const httplib::Response& res) 
 }
 
 void Server::watch() {
-  std::map<TcpConn, Clock::time_point> seen;  // connection -> when first seen
+  std::map<TcpConn, Clock::time_point> seen;     // connection -> when first seen
+  std::map<TcpConn, Clock::time_point> refused;  // connection -> when its head was refused
   const auto deadline = std::chrono::milliseconds(deadline_ms_);
   const auto head_deadline = std::chrono::milliseconds(head_deadline_ms_);
   std::unique_lock<std::mutex> lock(load_->mu);
@@ -448,23 +494,51 @@ void Server::watch() {
       const auto waiting_since = known ? std::max(first_seen, rec->second.since) : first_seen;
       const uint64_t head = c.bytes_received - static_cast<uint64_t>(known ? rec->second.read : 0);
       const auto waited = now - waiting_since;
-      const bool too_big =
-          c.bytes_received > kMaxConnectionBytes || (!handling && head > kMaxHeadBytes);
+      const bool head_too_big = !handling && head > kMaxHeadBytes;
+      const bool too_big = c.bytes_received > kMaxConnectionBytes || head_too_big;
       const bool too_slow =
           !handling && (waited >= head_deadline || (pressure && waited >= deadline));
-      if (too_big || too_slow) {
+      auto was_refused = refused.find(c);
+      if (head_too_big && !too_slow && !tls_ && was_refused == refused.end() &&
+          c.bytes_received <= kMaxConnectionBytes && refuse_head(c)) {
+        // The client learns why; a client that keeps sending is cut below
+        // once its grace is over.
+        refused[c] = now;
+        next[c] = first_seen;
+      } else if (too_slow || (too_big && (was_refused == refused.end() ||
+                                          now - was_refused->second >= kRefusedGrace))) {
         flooded |= too_big;
         cut_connection(c);
       } else {
         next[c] = first_seen;
       }
     }
+    std::erase_if(refused, [&](const auto& r) { return !next.count(r.first); });
     seen = std::move(next);
     // The flood's headers sat in the worker's heap arena: hand the pages back.
     if (flooded) malloc_trim(0);
     lock.lock();
     if (load_->cv.wait_for(lock, kWatchPeriod, [&] { return load_->stop; })) return;
   }
+}
+
+// Answers a request head past kMaxHeadBytes with 431 and half-closes the
+// connection (what the client sends next is still read, then dropped). Done
+// under conns_mu while the worker has not begun an answer of its own: a
+// worker records that it is answering (note_request) before it writes, so
+// its answer cannot interleave with this one, and once this is sent its
+// write fails on the half-closed socket.
+bool Server::refuse_head(const TcpConn& c) {
+  static const std::string k431 =
+      "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: " + std::string(kTextPlain) +
+      "\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(sizeof "request head too large (at most 64 KiB)\n" - 1) +
+      "\r\n\r\nrequest head too large (at most 64 KiB)\n";
+  static_assert(kMaxHeadBytes == 64 * 1024, "the answer above names the cap");
+  std::lock_guard<std::mutex> cl(load_->conns_mu);
+  auto rec = load_->conns.find(c.fd);
+  if (rec != load_->conns.end() && rec->second.peer == c.peer && rec->second.handling) return false;
+  return half_close_with(c, k431);
 }
 
 Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHandler> routes) {

@@ -23,7 +23,9 @@ int port_of(const sockaddr_storage& ss) {
   return -1;
 }
 
-std::string peer_name(int fd) {
+}  // namespace
+
+std::string peer_of(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "";
@@ -34,6 +36,8 @@ std::string peer_name(int fd) {
   if (!inet_ntop(ss.ss_family, a, buf, sizeof buf)) return "";
   return std::string(buf) + "/" + std::to_string(port_of(ss));
 }
+
+namespace {
 
 // Calls fn(fd) for each socket of this process bound to local `port`.
 template <typename Fn>
@@ -71,7 +75,7 @@ uint64_t tcp_bytes_received(int fd) {
 int find_connection(int port, const std::string& peer) {
   int found = -1;
   for_sockets_on(port, [&](int fd) {
-    if (peer_name(fd) != peer) return true;
+    if (peer_of(fd) != peer) return true;
     found = fd;
     return false;
   });
@@ -109,7 +113,7 @@ std::vector<TcpConn> connections_on(int port) {
   for_sockets_on(port, [&](int fd) {
     TcpConn c;
     c.fd = fd;
-    c.peer = peer_name(fd);
+    c.peer = peer_of(fd);
     if (c.peer.empty()) return true;  // the listening socket
     c.bytes_received = tcp_bytes_received(fd);
     out.push_back(std::move(c));
@@ -118,8 +122,17 @@ std::vector<TcpConn> connections_on(int port) {
   return out;
 }
 
+bool half_close_with(const TcpConn& c, const std::string& bytes) {
+  if (peer_of(c.fd) != c.peer) return false;
+  // Never blocks the caller: a client that does not read gets what fits in
+  // the socket's send buffer (an answer this short always fits).
+  const ssize_t n = send(c.fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  shutdown(c.fd, SHUT_WR);
+  return n == static_cast<ssize_t>(bytes.size());
+}
+
 void cut_connection(const TcpConn& c) {
-  if (peer_name(c.fd) != c.peer) return;
+  if (peer_of(c.fd) != c.peer) return;
   // shutdown(2) alone is not enough: Linux keeps queueing what the client
   // sends after SHUT_RD, and the worker keeps reading it. So: wake the
   // worker, make the close a reset that drops the queues, and put an

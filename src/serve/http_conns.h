@@ -25,6 +25,15 @@ std::vector<TcpConn> connections_on(int port);
 // under its fd number for its owner to close.
 void cut_connection(const TcpConn& c);
 
+// The peer of connected socket `fd` as TcpConn::peer spells it, or "" when
+// it has none (a listening or closed socket).
+std::string peer_of(int fd);
+
+// Sends `bytes` on `c` (if its fd is still that connection) without
+// blocking, then shuts down its sending side: an answer written from outside
+// its worker. False when the fd is another connection now or not all was sent.
+bool half_close_with(const TcpConn& c, const std::string& bytes);
+
 // The fd of this process's connection on local `port` whose peer is `peer`
 // (as TcpConn::peer spells it), or -1.
 int find_connection(int port, const std::string& peer);
