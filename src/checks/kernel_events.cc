@@ -79,6 +79,13 @@ std::string event_evidence(const Snapshot& s, const KernelEvent& e) {
   return who + occurrence_text(e) + ": " + e.line;
 }
 
+std::string unfolded_text(const KernelLogInfo& k) {
+  if (k.unfolded == 0) return "";
+  return "The log names more than " + std::to_string(kMaxKernelEvents) +
+         " distinct NVIDIA events, all gpudoctor keeps: " + std::to_string(k.unfolded) +
+         " occurrence(s) of further events were counted, not decoded.";
+}
+
 std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind) {
   std::vector<const KernelEvent*> out;
   for (const KernelEvent& e : s.kernel_log.events) {

@@ -35,6 +35,10 @@ std::string occurrence_text(const KernelEvent& e);
 // One evidence line: who, how often, when, and the log line itself.
 std::string event_evidence(const Snapshot& s, const KernelEvent& e);
 
+// "The log names more than 8192 distinct NVIDIA events, all gpudoctor keeps:
+// 12 occurrences of further events were counted, not decoded." "" when none.
+std::string unfolded_text(const KernelLogInfo& k);
+
 // The kernel log's events of one kind, optionally only in the window.
 std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind);
 

@@ -149,22 +149,6 @@ Result<bool> check_identity(const Identity& id, const std::string& path) {
   return true;
 }
 
-// SQLite's own consistency check of the file: "ok", or its first complaint.
-Result<bool> quick_check(sqlite3* db, const std::string& path) {
-  auto s = Stmt::prepare(db, "PRAGMA quick_check(1)");
-  if (!s.ok()) return Error{path + ": cannot check: " + s.error()};
-  std::string first = s->step() == SQLITE_ROW ? s->text(0) : std::string(sqlite3_errmsg(db));
-  s->reset();
-  if (first == "ok") return true;
-  // Its report spans lines ("*** in database main ***\nPage 3: ..."): one line here.
-  for (char& c : first) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return Error{path + ": the history is damaged (SQLite quick_check: " + first +
-               "); nothing is written to it: move it aside (mv " + path + " " + path +
-               ".damaged) and a new one is started"};
-}
-
 // The one verdict on a file, for `serve` (writer) and `history` (reader)
 // alike, taken before anything is written: a file that is refused is left
 // exactly as it was (its header, its journal mode).
@@ -256,6 +240,21 @@ Result<bool> setup_writer(sqlite3* db, const std::string& path, bool blank) {
 }
 
 }  // namespace
+
+Result<bool> quick_check(sqlite3* db, const std::string& path) {
+  auto s = Stmt::prepare(db, "PRAGMA quick_check(1)");
+  if (!s.ok()) return Error{path + ": cannot check: " + s.error()};
+  std::string first = s->step() == SQLITE_ROW ? s->text(0) : std::string(sqlite3_errmsg(db));
+  s->reset();
+  if (first == "ok") return true;
+  // Its report spans lines ("*** in database main ***\nPage 3: ..."): one line here.
+  for (char& c : first) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return Error{path + ": the history is damaged (SQLite quick_check: " + first +
+               "); nothing is written to it: move it aside (mv " + path + " " + path +
+               ".damaged) and a new one is started"};
+}
 
 Result<Stmt> Stmt::prepare(sqlite3* db, std::string_view sql) {
   Stmt s;

@@ -98,6 +98,12 @@ Result<bool> exec(sqlite3* db, const char* sql);
 // message.
 Result<bool> step_done(sqlite3* db, Stmt& s);
 
+// SQLite's own consistency check (PRAGMA quick_check): true, or one line
+// saying the file is damaged, what SQLite found first, and how to start a
+// new history. Part of every open's verdict, and what the writer asks when
+// a write fails mid-run.
+Result<bool> quick_check(sqlite3* db, const std::string& path);
+
 enum class OpenMode {
   kRead,    // read-only; the file must exist and be a current history
   kWrite,   // read-write; the file must exist

@@ -333,6 +333,11 @@ class SqliteStore final : public HistoryStore {
     return removed;
   }
 
+  Result<bool> check_intact() override {
+    std::lock_guard lock(mu_);
+    return history::quick_check(db_.get(), path_);
+  }
+
  private:
   struct StoredRun {
     int64_t id = 0;

@@ -68,6 +68,9 @@ class HistoryStore {
   // cutoff_unix_ms, and events last seen before it; returns rows removed
   // (reports + diag runs + events).
   virtual Result<int> prune(int64_t cutoff_unix_ms) = 0;
+  // SQLite's consistency check of the file (history::quick_check), asked
+  // after a write failed. Error: the file is damaged, in one line.
+  virtual Result<bool> check_intact() = 0;
 };
 
 // Opens (creating the file and its directory when `create`) and migrates

@@ -114,10 +114,7 @@ std::string dmesg_stamp(double boot_s) {
 // and sums up the older ones by the clocks they carry, so its memory is
 // fixed however often the event repeats.
 constexpr size_t kRecent = 8;
-// Distinct events kept: far beyond any machine (GPUs x codes x kinds); the
-// occurrences of more (a log of forged PCI addresses) are only counted
-// (unfolded()).
-constexpr size_t kMaxFolds = 8192;
+constexpr size_t kMaxFolds = kMaxKernelEvents;
 
 // Older occurrences of one fold that carry the same clocks (boot, wall,
 // both or none): their count, time range and the first and last of them.
@@ -368,6 +365,7 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
   KernelLogInfo info;
   info.attempted = true;
   info.bytes = impl_->bytes;
+  info.unfolded = impl_->unfolded;
   info.gpu_uuids = impl_->decoder.gpu_uuids();
   for (const Fold& f : impl_->folds) {
     KernelEvent e = f.event;

@@ -86,6 +86,7 @@ std::string render_events_json(const Snapshot& s) {
   j["source"] = s.kernel_log.source;
   j["unreadable"] = s.kernel_log.unreadable;
   j["bytes"] = s.kernel_log.bytes;
+  j["unfolded"] = s.kernel_log.unfolded;
   j["events"] = nlohmann::ordered_json::array();
   for (const KernelEvent& e : s.kernel_log.events) j["events"].push_back(event_to_json(s, e));
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -123,6 +124,7 @@ std::string render_events_text(const Snapshot& s) {
   if (!k.unreadable.empty()) out += "note: " + k.unreadable + "\n";
   out += "Kernel log: " + (k.source.empty() ? std::string("(none readable)") : k.source) + ", " +
          format_bytes(k.bytes) + ", " + std::to_string(k.events.size()) + " NVIDIA event(s)\n";
+  if (k.unfolded > 0) out += "note: " + unfolded_text(k) + "\n";
   for (const KernelEvent& e : k.events) out += "\n" + render_event_text(s, e);
   return out;
 }

@@ -286,6 +286,18 @@ void Daemon::write_history(const CheckState& c, const std::string& report_json) 
   auto failed = [&](const std::string& what) {
     ++history_failures_;
     state_->set_history_ok(false);
+    // A write that failed on a damaged file would fail at every check, and
+    // each try could damage it further: the connection is dropped, and that
+    // is said whatever was noted before. The next check opens the file
+    // again, and the open's verdict refuses it until it is moved aside.
+    if (history_) {
+      if (auto intact = history_->check_intact(); !intact.ok()) {
+        history_.reset();
+        history_noted_ = history_stopped_ = true;
+        note("gpudoctor serve: history stopped: " + intact.error());
+        return;
+      }
+    }
     if (!history_noted_) {
       history_noted_ = true;
       note("gpudoctor serve: history " + opt_.history_path + ": " + what +
@@ -296,6 +308,11 @@ void Daemon::write_history(const CheckState& c, const std::string& report_json) 
     auto h = open_history(opt_.history_path, true);
     if (!h.ok()) return failed(h.error());
     history_ = std::move(*h);
+    last_report_key_.clear();  // a new file gets the current report at once
+    if (history_stopped_) {
+      history_stopped_ = false;
+      note("gpudoctor serve: history " + opt_.history_path + ": writing again");
+    }
   }
   std::string key = report_key(c.report);
   if (key != last_report_key_ ||

@@ -103,6 +103,7 @@ class Daemon {
   std::unique_ptr<HistoryStore> history_;     // check thread only
   uint64_t history_failures_ = 0;             // check thread only
   bool history_noted_ = false;                // check thread only
+  bool history_stopped_ = false;              // check thread only: found damaged
   std::string last_report_key_;               // check thread only
   int64_t last_report_written_ms_ = 0;        // check thread only
   std::optional<HistoryReader> diag_reader_;  // check thread only

@@ -11,6 +11,7 @@
 //  - std::optional means "not known"; an empty string means "known empty".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -421,6 +422,11 @@ struct KernelEvent {
   std::optional<double> age_s;
 };
 
+// Distinct events a kernel log keeps: far beyond any machine (GPUs x codes x
+// kinds); occurrences of more (a log of forged PCI addresses) are only
+// counted (KernelLogInfo::unfolded).
+inline constexpr size_t kMaxKernelEvents = 8192;
+
 // The kernel log probe: /dev/kmsg, then the systemd journal, then
 // /var/log/kern.log; explain fills it from pasted lines.
 struct KernelLogInfo {
@@ -433,6 +439,9 @@ struct KernelLogInfo {
   int dmesg_restrict = -1;          // /proc/sys/kernel/dmesg_restrict; -1 unknown
   uint64_t bytes = 0;               // bytes of log text scanned
   std::vector<KernelEvent> events;  // folded, in order of first occurrence
+  // Occurrences of events past the kMaxKernelEvents distinct ones kept:
+  // counted, their events missing above.
+  uint64_t unfolded = 0;
   // "NVRM: GPU at PCI:0000:17:00: GPU-..." banners: PCI address -> UUID.
   std::map<std::string, std::string> gpu_uuids;
 };

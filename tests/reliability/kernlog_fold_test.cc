@@ -153,6 +153,7 @@ TEST(KernlogFold, DistinctEventsAreBounded) {
   KernelLogInfo info = s.finish({});
   EXPECT_EQ(info.events.size(), 8192u);
   EXPECT_EQ(s.unfolded(), 65536u - 8192u);
+  EXPECT_EQ(info.unfolded, 65536u - 8192u);  // what logs and check report
 }
 
 }  // namespace

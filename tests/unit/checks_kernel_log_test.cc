@@ -5,6 +5,7 @@
 #include "checks/checks.h"
 #include "checks/kernel_events.h"
 #include "kernlog/scanner.h"
+#include "report/events.h"
 #include "snapshot_builders.h"
 
 namespace gd {
@@ -164,6 +165,30 @@ TEST(KernelLogChecks, ModuleLoadFailedFromTheLog) {
   text.unobserved = {"driver", "pci"};
   EXPECT_EQ(only(check_module_load_failed(text, kConfig), "driver.module-load-failed").severity,
             Severity::kFail);
+}
+
+TEST(KernelLogChecks, EventsPastTheFoldLimitAreReported) {
+  std::vector<std::string> lines;
+  char b[160];
+  for (size_t i = 0; i < kMaxKernelEvents + 5; ++i) {  // forged PCI addresses, one event each
+    std::snprintf(b, sizeof b, "[ 1.0] NVRM: Xid (PCI:%04zx:%02zx:00): 79, GPU has fallen", i / 256,
+                  i % 256);
+    lines.emplace_back(b);
+  }
+  Snapshot s = with_log(lines);
+  ASSERT_EQ(s.kernel_log.unfolded, 5u);
+  Finding f = only(check_kernel_log(s, kConfig), "kernel-log.unreadable");
+  EXPECT_EQ(f.severity, Severity::kInfo);
+  EXPECT_TRUE(evidence_has(f, "more than 8192 distinct NVIDIA events")) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "5 occurrence(s) of further events")) << describe(f);
+  EXPECT_TRUE(remedy_has(f, "gpudoctor logs"));
+  EXPECT_NE(render_events_text(s).find("note: The log names more than 8192"), std::string::npos);
+  EXPECT_NE(render_events_json(s).find("\"unfolded\": 5"), std::string::npos);
+
+  s.kernel_log.unreadable = "/dev/kmsg: Operation not permitted";  // both at once
+  f = only(check_kernel_log(s, kConfig), "kernel-log.unreadable");
+  EXPECT_TRUE(evidence_has(f, "Operation not permitted")) << describe(f);
+  EXPECT_TRUE(evidence_has(f, "5 occurrence(s)")) << describe(f);
 }
 
 TEST(KernelLogChecks, FormatAge) {
