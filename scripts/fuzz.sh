@@ -16,7 +16,7 @@ seconds=${FUZZ_SECONDS:-60}
 seed=${FUZZ_SEED:-1}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=(fuzz_kmsg fuzz_log_line fuzz_explain fuzz_pci fuzz_config fuzz_history_since fuzz_web_config
-  fuzz_slurm fuzz_diag_helper)
+  fuzz_slurm fuzz_diag_helper fuzz_http_request)
 
 # Everything the targets link is instrumented for coverage and the
 # sanitizers; only the targets themselves link libFuzzer's main.
