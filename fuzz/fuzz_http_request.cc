@@ -78,8 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view request(reinterpret_cast<const char*>(data), size);
   std::string answer = exchange(request);
   GD_REQUIRE(answer.empty() || answer.starts_with("HTTP/1.1 "));
-  std::string good =
-      exchange("GET /metrics HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\n\r\n");
+  std::string good = exchange("GET /metrics HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\n\r\n");
   GD_REQUIRE(good.starts_with("HTTP/1.1 200 "));
   GD_REQUIRE(good.ends_with("gpudoctor_up 1\n"));
   return 0;

@@ -94,6 +94,17 @@ ssize_t read_socket(socket_t sock, void* ptr, size_t size, int flags) {
   } while (n < 0 && errno == EINTR);
   return n;
 }
+
+// Replaces the library's liveness test before each write: it peeks, and
+// takes the end of the client's data for a dead socket, so a client that
+// sent its request and then shut down its sending side (`nc -N`, HTTP/1.0
+// tools) was never answered. Such a socket still carries the answer; only
+// one with a pending error (a reset) is dead.
+bool is_socket_alive(socket_t sock) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  return getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+}
 }  // namespace httplib::detail
 
 namespace gd {

@@ -13,7 +13,9 @@ count and time:
 - a request head growing past 64 KiB is cut;
 - three requests pipelined in one write are answered in order, or the
   connection is closed at once (not left idle for the keep-alive timeout);
-- exactly 100 header fields are accepted, 101 are refused (docs/serve.md).
+- exactly 100 header fields are accepted, 101 are refused (docs/serve.md);
+- a client that shuts down its sending side after its request still gets
+  the answer, then the end of the connection.
 
 usage: http_attacks.py GPUDOCTOR [-k NAME] [--sanitized]
 
@@ -377,6 +379,22 @@ def test_keep_alive_requests_one_at_a_time_stay_open():
                 assert status == 200 and hdr.get("connection") != "close", (i, hdr)
         finally:
             s.close()
+
+
+def test_a_request_then_a_half_close_is_answered():
+    with Daemon() as d:
+        for head in (b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", b"GET /healthz HTTP/1.0\r\n\r\n"):
+            s = connect(d.port)
+            try:
+                s.sendall(head)
+                s.shutdown(socket.SHUT_WR)
+                t0 = time.monotonic()
+                status = read_response(s, t0 + 3)[0]
+                assert status == 200, (head, status)
+                assert read_response(s, t0 + 3) is None  # then the end, not an idle wait
+                assert time.monotonic() - t0 < 1
+            finally:
+                s.close()
 
 
 def test_refused_requests_are_closed_at_once():
