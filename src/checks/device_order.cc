@@ -80,9 +80,14 @@ std::vector<Finding> check_device_order(const Snapshot& s, const Config&) {
     f.evidence.insert(f.evidence.end(), t.begin(), t.end());
     return {f};
   }
+  // Only a program that picks GPUs by index is hurt, and one setting shows
+  // that it does: CUDA_VISIBLE_DEVICES by index selecting another GPU than
+  // nvidia-smi's index. Otherwise the difference is a note: it is normal on
+  // most multi-GPU workstations, and a warning there would never clear.
+  auto effect = visible_devices_effect(s, inv, setting);
   const GpuIdentity& first = inv.gpus[d.order[0]];
   Finding f = make_finding(
-      kId, Severity::kWarn,
+      kId, effect.empty() ? Severity::kInfo : Severity::kWarn,
       fmt::format("CUDA numbers these GPUs differently from nvidia-smi: CUDA device 0 is "
                   "nvidia-smi's GPU {} ({})",
                   first.smi_index, first.bdf));
@@ -97,7 +102,6 @@ std::vector<Finding> check_device_order(const Snapshot& s, const Config&) {
   std::vector<std::string> smi_names;
   for (size_t p : smi) smi_names.push_back(inv.gpus[p].bdf);
   f.evidence.push_back("nvidia-smi (and PCI bus) order: " + join(smi_names, ", "));
-  auto effect = visible_devices_effect(s, inv, setting);
   f.evidence.insert(f.evidence.end(), effect.begin(), effect.end());
   f.remedy.push_back("export CUDA_DEVICE_ORDER=PCI_BUS_ID   # CUDA index = nvidia-smi index");
   if (!first.uuid.empty()) {

@@ -30,7 +30,10 @@ void setup_check(CLI::App* app, CheckArgs* args) {
       ->option_text("FILE");
   app->add_flag("--json", args->json, "Print the gpudoctor.report/v1 JSON report");
   app->add_flag("--list-checks", args->list_checks, "List the checks and the ids they emit");
-  app->add_flag("-v,--verbose", args->verbose, "Also list the checks that passed");
+  app->add_flag("-v,--verbose", args->verbose,
+                "Also print notes in full, what the usual remedies do here, and the checks that "
+                "passed");
+  app->add_flag("-q,--quiet", args->quiet, "Print the verdict line only");
   app->add_option("--only", args->only, "Run only these checks, finding ids or areas")
       ->option_text("IDS")
       ->delimiter(',');
@@ -99,7 +102,7 @@ int run_check(const CheckArgs& args) {
   bool json = args.json || args.format == "json";
   // A snapshot's strings (log lines, paths) reach the terminal escaped.
   std::string out =
-      json ? render_json(report) : escape_controls(render_text(report, {args.verbose}));
+      json ? render_json(report) : escape_controls(render_text(report, {.verbose = args.verbose, .quiet = args.quiet}));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_code_for(report.verdict);
 }

@@ -58,6 +58,7 @@ struct CheckArgs {
   bool json = false;
   bool list_checks = false;
   bool verbose = false;
+  bool quiet = false;  // -q: the verdict line only
   std::vector<std::string> only;
   std::vector<std::string> skip;
   std::string log_window = "2h";  // --log-window: kernel-log events older than this are history

@@ -205,7 +205,7 @@ int run_diag(const DiagArgs& args) {
   Report report;
   report.findings = evaluate_diag(run, snapshot, figures);
   rank_findings(&report.findings);
-  report.verdict = worst_severity(report.findings);
+  report.verdict = verdict_of(report.findings);
   report.snapshot = &snapshot;
   const std::string diag_json =
       nlohmann::json{{"run", diag_run_to_json(run)}, {"figures", diag_figures_to_json(figures)}}

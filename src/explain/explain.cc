@@ -153,7 +153,7 @@ Report explain_snapshot(const Snapshot& s, const Config& c) {
     r.findings.push_back(std::move(f));
   }
   for (auto& f : rest) r.findings.push_back(std::move(f));
-  r.verdict = worst_severity(r.findings);
+  r.verdict = verdict_of(r.findings);
   return r;
 }
 

@@ -463,7 +463,7 @@ std::string render_diag_text(const Report& r, const DiagRun& run,
   // header (the snapshot's time is not the run's).
   Report findings = r;
   findings.snapshot = nullptr;
-  out += render_text(findings, opt);
+  out += "\n" + render_text(findings, opt);
   return out;
 }
 

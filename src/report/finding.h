@@ -50,7 +50,7 @@ struct Finding {
   std::vector<Comparison> comparisons;  // the numbers the verdict rests on
 };
 
-// The verdict is the worst severity among findings (n/a ignored).
+// The verdict is the worst warn or fail among findings, else ok (verdict_of).
 struct Report {
   std::string schema = "gpudoctor.report/v1";
   Severity verdict = Severity::kOk;
@@ -58,7 +58,7 @@ struct Report {
   const Snapshot* snapshot = nullptr;  // gpus[] and probes[] come from here
 };
 
-// Monitoring-plugin exit code for a verdict: 0 ok/info, 1 warn, 2 fail.
+// Monitoring-plugin exit code for a verdict: 0 ok (or info), 1 warn, 2 fail.
 int exit_code_for(Severity verdict);
 
 }  // namespace gd

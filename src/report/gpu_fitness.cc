@@ -61,9 +61,9 @@ std::string capabilities_with_compute_utility(const std::string& v) {
 
 constexpr const char* kDeviceOrderId = "device-order.mismatch";
 
-bool is_problem(const Finding& f) {
-  return f.severity == Severity::kFail || f.severity == Severity::kWarn;
-}
+// A finding a setting can answer: a note too (device-order.mismatch is one
+// unless the user selects GPUs by index), not only a problem.
+bool answerable(const Finding& f) { return says_something(f.severity); }
 
 bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -96,7 +96,7 @@ void apply_fix_rules(const Snapshot& s, const Report& r, Fitness* f,
     for (const auto& rule : env_fix_rules()) {
       if (rule.apply == nullptr || var != rule.variable) continue;
       bool fired = std::any_of(r.findings.begin(), r.findings.end(),
-                               [&](const Finding& x) { return x.id == rule.id && is_problem(x); });
+                               [&](const Finding& x) { return x.id == rule.id && answerable(x); });
       if (!fired) continue;
       std::string next = rule.apply(set.value);
       if (next == set.value) continue;
@@ -196,12 +196,12 @@ Fitness assess_fitness(const Snapshot& s, const Report& r) {
   for (const auto& rule : env_fix_rules()) {
     if (rule.apply != nullptr) continue;
     for (const auto& x : r.findings) {
-      if (x.id == rule.id && is_problem(x)) add_unique(&cured, x.id);
+      if (x.id == rule.id && answerable(x)) add_unique(&cured, x.id);
     }
   }
   apply_fix_rules(s, r, &f, &cured);
   for (const auto& x : r.findings) {
-    if (!is_problem(x)) continue;
+    if (!answerable(x)) continue;
     if (contains(cured, x.id) || (!x.follows_from.empty() && contains(cured, x.follows_from))) {
       add_unique(&f.answered_ids, x.id);
     }

@@ -9,7 +9,8 @@
 namespace gd {
 
 struct TextOptions {
-  bool verbose = false;  // also list ok and n/a findings one per line
+  bool verbose = false;  // also: notes in full, the folk remedies, ok and n/a findings
+  bool quiet = false;    // the verdict line only
 };
 
 std::string render_text(const Report& r, const TextOptions& opt = {});

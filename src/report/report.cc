@@ -60,11 +60,10 @@ Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::stri
   return out;
 }
 
-Severity worst_severity(const std::vector<Finding>& findings) {
+Severity verdict_of(const std::vector<Finding>& findings) {
   Severity worst = Severity::kOk;
   for (const auto& f : findings) {
-    if (f.severity == Severity::kNotApplicable) continue;
-    if (severity_order(f.severity) < severity_order(worst)) worst = f.severity;
+    if (is_problem(f) && severity_order(f.severity) < severity_order(worst)) worst = f.severity;
   }
   return worst;
 }
@@ -118,7 +117,7 @@ Report run_checks(const Snapshot& s, const Config& c, const std::vector<const Ch
     }
   }
   rank_findings(&r.findings);
-  r.verdict = worst_severity(r.findings);
+  r.verdict = verdict_of(r.findings);
   return r;
 }
 

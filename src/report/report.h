@@ -27,6 +27,9 @@ Report run_checks(const Snapshot& s, const Config& c, const std::vector<const Ch
 // causes with follows_from.
 void rank_findings(std::vector<Finding>* findings);
 
-Severity worst_severity(const std::vector<Finding>& findings);
+// The verdict on findings: the worst warn or fail, else ok. Notes (info,
+// the advice.* findings) and n/a never lift it, so a healthy node reads OK
+// everywhere: exit code, metrics, labels, Slurm.
+Severity verdict_of(const std::vector<Finding>& findings);
 
 }  // namespace gd

@@ -1,14 +1,18 @@
-// The human report: the most likely root cause first, with its evidence and
-// the exact fix; what follows from it; other problems; then what the usual
-// folk remedies would do on this machine.
+// The human report: the verdict at the top; then the most likely root cause
+// with its evidence and the exact fix (or, when no cause was found, the
+// symptom); what follows from it; other problems; notes one line each; and,
+// where there is a problem to fix (or with --verbose), what the usual folk
+// remedies would do on this machine. A healthy machine reads in a few lines.
 #include <fmt/format.h>
 
 #include "catalog/cuda_errors.h"
+#include "catalog/findings.h"
 #include "report/render.h"
 
 namespace gd {
 namespace {
 
+// One spelling for a severity everywhere in the text: upper case.
 const char* label(Severity s) {
   switch (s) {
     case Severity::kFail:
@@ -18,9 +22,9 @@ const char* label(Severity s) {
     case Severity::kInfo:
       return "INFO";
     case Severity::kOk:
-      return "ok";
+      return "OK";
     case Severity::kNotApplicable:
-      return "n/a";
+      return "N/A";
   }
   return "?";
 }
@@ -81,14 +85,6 @@ void append_full(std::string* out, const Finding& f) {
 }  // namespace
 
 std::string render_text(const Report& r, const TextOptions& opt) {
-  std::string out;
-  if (r.snapshot != nullptr) {
-    const Snapshot& s = *r.snapshot;
-    out += fmt::format("gpudoctor {} · host {} · {}\n", s.tool_version,
-                       s.hostname.empty() ? "?" : s.hostname, s.taken_at);
-    out += machine_line(s) + "\n";
-  }
-
   std::vector<const Finding*> roots, follows, others, notes, advice, passed;
   for (const auto& f : r.findings) {
     bool problem = f.severity == Severity::kFail || f.severity == Severity::kWarn;
@@ -106,9 +102,41 @@ std::string render_text(const Report& r, const TextOptions& opt) {
       passed.push_back(&f);
     }
   }
+  int ok = 0, na = 0;
+  for (const Finding* f : passed) (f->severity == Severity::kOk ? ok : na)++;
+  size_t problems = roots.size() + follows.size() + others.size();
+  std::string verdict = fmt::format(
+      "Verdict: {} — {} problem{}{}, {} ok, {} not applicable{}\n", label(r.verdict), problems,
+      problems == 1 ? "" : "s",
+      notes.empty() ? "" : fmt::format(", {} note{}", notes.size(), notes.size() == 1 ? "" : "s"),
+      ok, na, opt.verbose || passed.empty() ? "" : " (--verbose lists them)");
+  if (opt.quiet) return verdict;
+
+  std::string out;
+  if (r.snapshot != nullptr) {
+    const Snapshot& s = *r.snapshot;
+    out += fmt::format("gpudoctor {} · host {} · {}\n", s.tool_version,
+                       s.hostname.empty() ? "?" : s.hostname, s.taken_at);
+    out += machine_line(s) + "\n";
+  }
+  out += verdict;
+
+  auto append_notes = [&] {
+    for (const Finding* f : notes) {
+      if (opt.verbose) {
+        append_full(&out, *f);
+      } else {
+        out += fmt::format("  {:<5} {}: {}\n", label(f->severity), f->id, f->summary);
+      }
+    }
+  };
+  if (problems == 0) append_notes();  // a healthy machine: the notes right under the verdict
 
   if (!roots.empty()) {
-    out += "\nMost likely root cause\n";
+    // A symptom at the top means no narrower cause was proven: said as such.
+    const CatalogEntry* e = find_catalog_entry(roots.front()->id);
+    out += e != nullptr && e->symptom ? "\nNo cause found; the symptom\n"
+                                      : "\nMost likely root cause\n";
     append_full(&out, *roots.front());
   }
   if (!follows.empty()) {
@@ -122,30 +150,25 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     out += "\nAlso found\n";
     for (const Finding* f : others) append_full(&out, *f);
   }
-  if (!notes.empty()) {
+  if (problems > 0 && !notes.empty()) {
     out += "\nNotes\n";
-    for (const Finding* f : notes) append_full(&out, *f);
+    append_notes();
   }
-  if (!advice.empty()) {
+  // The folk remedies bear on a problem; on a healthy machine they are
+  // there for the asking.
+  if (!advice.empty() && (problems > 0 || opt.verbose)) {
     out += "\nWhat the usual remedies do on this machine\n";
     for (const Finding* f : advice) {
       out += fmt::format("  - {}\n", f->summary);
       for (const auto& e : f->evidence) out += fmt::format("      {}\n", e);
     }
   }
-
-  int ok = 0, na = 0;
-  for (const Finding* f : passed) (f->severity == Severity::kOk ? ok : na)++;
   if (opt.verbose && !passed.empty()) {
     out += "\nPassed or not applicable\n";
     for (const Finding* f : passed) {
       out += fmt::format("  {:<5} {:<30} {}\n", label(f->severity), f->id, f->summary);
     }
   }
-  size_t problems = roots.size() + follows.size() + others.size();
-  out += fmt::format("\nVerdict: {} — {} problem{}, {} ok, {} not applicable{}\n", label(r.verdict),
-                     problems, problems == 1 ? "" : "s", ok, na,
-                     opt.verbose || passed.empty() ? "" : " (--verbose lists them)");
   return out;
 }
 

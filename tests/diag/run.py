@@ -249,7 +249,7 @@ def test_healthy_level2(tmp):
            "GEMM in TFLOP/s", p)
     expect("55.2 GB/s" in out, "host copies in GB/s", p)
     expect("memtest: 75 GiB, 2 passes" in out, "the memory test's extent", p)
-    expect("Verdict: ok" in out, "verdict ok", p)
+    expect("Verdict: OK" in out, "verdict OK", p)
     compare("healthy-level2", out)
 
 
