@@ -92,10 +92,11 @@ Finding failure_finding(const Snapshot& s, const CudaRun& r) {
     }
   }
   add_clean_run(s, &f);
-  f.remedy = {"This is the symptom: fix the cause a finding ranked above names; where none does, "
-              "no known cause was found, and these show more:",
-              "sudo dmesg | grep -i -e nvrm -e xid   # the driver's side of the failure",
-              "gpudoctor explain error.txt   # the program's whole error output, pasted"};
+  f.remedy = {
+      "This is the symptom: fix the cause a finding ranked above names; where none does, "
+      "no known cause was found, and these show more:",
+      "sudo dmesg | grep -i -e nvrm -e xid   # the driver's side of the failure",
+      "gpudoctor explain error.txt   # the program's whole error output, pasted"};
   return f;
 }
 
@@ -127,9 +128,10 @@ Finding context_finding(const CudaRun& r) {
                        std::to_string(r.devices.size()) + " GPU(s) cannot create a context.");
   f.gpus = gpus;
   f.evidence = evidence;
-  f.remedy = {"This is the symptom: fix the cause a finding ranked above names; where none does, "
-              "no known cause was found, and this shows more:",
-              "sudo dmesg | grep -i -e nvrm -e xid   # errors of those GPUs"};
+  f.remedy = {
+      "This is the symptom: fix the cause a finding ranked above names; where none does, "
+      "no known cause was found, and this shows more:",
+      "sudo dmesg | grep -i -e nvrm -e xid   # errors of those GPUs"};
   return f;
 }
 

@@ -102,7 +102,8 @@ int run_check(const CheckArgs& args) {
   bool json = args.json || args.format == "json";
   // A snapshot's strings (log lines, paths) reach the terminal escaped.
   std::string out =
-      json ? render_json(report) : escape_controls(render_text(report, {.verbose = args.verbose, .quiet = args.quiet}));
+      json ? render_json(report)
+           : escape_controls(render_text(report, {.verbose = args.verbose, .quiet = args.quiet}));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_code_for(report.verdict);
 }
