@@ -102,6 +102,10 @@ struct Config {
   HealthThresholds health;
   std::vector<ModelThresholds> models;
   std::string source;  // the config file read; "" = built-in defaults
+  // [checks] only / skip: as --only / --skip (check names, finding ids,
+  // areas, globs); --skip adds to skip, --only replaces only.
+  std::vector<std::string> only;
+  std::vector<std::string> skip;
 };
 
 // The thresholds for a GPU with this NVML name: the model section whose

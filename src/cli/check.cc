@@ -34,12 +34,7 @@ void setup_check(CLI::App* app, CheckArgs* args) {
                 "Also print notes in full, what the usual remedies do here, and the checks that "
                 "passed");
   app->add_flag("-q,--quiet", args->quiet, "Print the verdict line only");
-  app->add_option("--only", args->only, "Run only these checks, finding ids or areas")
-      ->option_text("IDS")
-      ->delimiter(',');
-  app->add_option("--skip", args->skip, "Skip these checks, finding ids or areas")
-      ->option_text("IDS")
-      ->delimiter(',');
+  add_selection_options(app, &args->only, &args->skip);
   add_log_window_option(app, &args->log_window);
   add_config_option(app, &args->config);
   app->add_option("--format", args->format,
@@ -68,11 +63,6 @@ void setup_check(CLI::App* app, CheckArgs* args) {
 
 int run_check(const CheckArgs& args) {
   if (args.list_checks) return list_checks(args.json);
-  auto checks = select_checks(args.only, args.skip);
-  if (!checks.ok()) {
-    print_error(checks.error());
-    return kExitUsage;
-  }
   // Only the file the user names is read (docs/config.md).
   auto loaded_config = load_config(config_path(args.config, std::getenv("GPUDOCTOR_CONFIG")));
   if (!loaded_config.ok()) {
@@ -80,6 +70,11 @@ int run_check(const CheckArgs& args) {
     return kExitUsage;
   }
   Config config = std::move(*loaded_config);
+  auto checks = select_for(args.only, args.skip, &config);
+  if (!checks.ok()) {
+    print_error(checks.error());
+    return kExitUsage;
+  }
   auto window = parse_duration(args.log_window);
   if (!window.ok()) {
     print_error(window.error());
@@ -92,7 +87,7 @@ int run_check(const CheckArgs& args) {
     return kExitInternal;
   }
   const Snapshot& snapshot = *loaded;
-  Report report = run_checks(snapshot, config, *checks, args.only, args.skip);
+  Report report = run_checks(snapshot, config, *checks, config.only, config.skip);
   if (args.slurm) return slurm_health(report, args);
   if (args.format == "npd") {
     NpdResult npd = render_npd(report);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checks/check.h"
 #include "probe/probe.h"
 #include "report/finding.h"
 #include "util/result.h"
@@ -44,6 +45,16 @@ CLI::Validator unsigned_64();
 // command that runs the checks takes them.
 void add_config_option(CLI::App* app, std::string* path);
 void add_log_window_option(CLI::App* app, std::string* window);
+// --only / --skip IDS (check names, finding ids, areas, globs), as every
+// command that judges takes them.
+void add_selection_options(CLI::App* app, std::vector<std::string>* only,
+                           std::vector<std::string>* skip);
+// The checks a command runs: --only / --skip merged into the config's
+// [checks] lists (--only replaces its only, --skip adds to its skip), which
+// then go with the config into run_checks. Error: an item names nothing.
+Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
+                                                  const std::vector<std::string>& skip,
+                                                  Config* config);
 // The running binary, re-executed as the probe child.
 std::string self_exe_path();
 // `name` in this binary's directory when it is there and executable, else "".
@@ -127,6 +138,8 @@ struct RunArgs {
   bool exclude_unhealthy = false;
   bool bind_cpus = false;
   std::string json_report;           // --json-report FILE
+  std::vector<std::string> only;     // --only IDS
+  std::vector<std::string> skip;     // --skip IDS
   std::vector<std::string> command;  // after --
 };
 void setup_run(CLI::App* app, RunArgs* args);
@@ -145,6 +158,8 @@ struct ServeArgs {
   std::string config;                     // --config FILE: health thresholds
   std::string log_window = "2h";          // --log-window, as for check
   std::string from;                       // --from SNAPSHOT: serve a recorded machine (demo)
+  std::vector<std::string> only;          // --only IDS
+  std::vector<std::string> skip;          // --skip IDS
 };
 void setup_serve(CLI::App* app, ServeArgs* args);  // in gpudoctor-serve only
 int run_serve(const ServeArgs& args);
@@ -169,6 +184,8 @@ struct LabelsArgs {
   std::string config;             // --config FILE
   std::string log_window = "2h";  // --log-window, as for check
   std::string expiry;             // --expiry DURATION: NFD drops the labels after it; "" never
+  std::vector<std::string> only;  // --only IDS
+  std::vector<std::string> skip;  // --skip IDS
 };
 void setup_labels(CLI::App* app, LabelsArgs* args);
 int run_labels(const LabelsArgs& args);

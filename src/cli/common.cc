@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "probe/text.h"
+#include "report/report.h"
 #include "snapshot/snapshot_json.h"
 
 namespace gd {
@@ -101,6 +102,32 @@ void add_log_window_option(CLI::App* app, std::string* window) {
   app->add_option("--log-window", *window,
                   "Kernel-log events older than this no longer fail the node (default 2h)")
       ->option_text("DURATION");
+}
+
+void add_selection_options(CLI::App* app, std::vector<std::string>* only,
+                           std::vector<std::string>* skip) {
+  app->add_option("--only", *only,
+                  "Run only these checks, finding ids, areas or globs (xid.79, advice.*)")
+      ->option_text("IDS")
+      ->delimiter(',');
+  app->add_option("--skip", *skip,
+                  "Leave out these checks, finding ids, areas or globs; the report lists them")
+      ->option_text("IDS")
+      ->delimiter(',');
+}
+
+Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
+                                                  const std::vector<std::string>& skip,
+                                                  Config* config) {
+  // The file's own lists first, so that an error names where it is.
+  if (!config->only.empty() || !config->skip.empty()) {
+    if (auto c = select_checks(config->only, config->skip); !c.ok()) {
+      return Error{config->source + ": [checks]: " + c.error()};
+    }
+  }
+  if (!only.empty()) config->only = only;
+  config->skip.insert(config->skip.end(), skip.begin(), skip.end());
+  return select_checks(config->only, config->skip);
 }
 
 std::string sibling_exe(const std::string& name) {

@@ -10,11 +10,17 @@
 namespace gd {
 
 int check_for_job(const std::string& command, const ProbeOptions& probe, const std::string& from,
-                  const std::string& config, JobCheck* out) {
+                  const std::string& config, const std::vector<std::string>& only,
+                  const std::vector<std::string>& skip, JobCheck* out) {
   // --config, else $GPUDOCTOR_CONFIG, as for check (docs/config.md).
   auto cfg = load_config(config_path(config, std::getenv("GPUDOCTOR_CONFIG")));
   if (!cfg.ok()) {
     print_error(command + ": " + cfg.error());
+    return kExitUsage;
+  }
+  auto checks = select_for(only, skip, &*cfg);
+  if (!checks.ok()) {
+    print_error(command + ": " + checks.error());
     return kExitUsage;
   }
   auto loaded = load_or_probe(from, probe);
@@ -23,13 +29,7 @@ int check_for_job(const std::string& command, const ProbeOptions& probe, const s
     return kExitInternal;
   }
   out->snapshot = std::move(*loaded);
-  // Every check, as `check` runs them with no --only/--skip.
-  auto checks = select_checks({}, {});
-  if (!checks.ok()) {
-    print_error(command + ": " + checks.error());
-    return kExitInternal;
-  }
-  out->report = run_checks(out->snapshot, *cfg, *checks);
+  out->report = run_checks(out->snapshot, *cfg, *checks, cfg->only, cfg->skip);
   out->fitness = assess_fitness(out->snapshot, out->report);
   return 0;
 }

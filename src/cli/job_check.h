@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "checks/check.h"
 #include "probe/probe.h"
@@ -22,10 +23,12 @@ struct JobCheck {
   JobCheck& operator=(const JobCheck&) = delete;
 };
 
-// `command` names the subcommand in error messages ("env", "run"). Returns 0,
-// or the exit code after printing a one-line error: kExitUsage for a bad
-// --config, kExitInternal for an unreadable --from snapshot.
+// `command` names the subcommand in error messages ("env", "run"); only and
+// skip are its --only / --skip (select_for). Returns 0, or the exit code
+// after printing a one-line error: kExitUsage for a bad --config or
+// selection, kExitInternal for an unreadable --from snapshot.
 int check_for_job(const std::string& command, const ProbeOptions& probe, const std::string& from,
-                  const std::string& config, JobCheck* out);
+                  const std::string& config, const std::vector<std::string>& only,
+                  const std::vector<std::string>& skip, JobCheck* out);
 
 }  // namespace gd

@@ -100,6 +100,7 @@ void setup_labels(CLI::App* app, LabelsArgs* args) {
       ->option_text("SNAPSHOT");
   add_config_option(app, &args->config);
   add_log_window_option(app, &args->log_window);
+  add_selection_options(app, &args->only, &args->skip);
   app->add_option("--expiry", args->expiry,
                   "NFD drops the labels this long after they were written unless rewritten "
                   "(\"10m\"; default: never), so a node whose labeller stopped does not keep "
@@ -120,6 +121,11 @@ int run_labels(const LabelsArgs& args) {
     return kExitUsage;
   }
   config->kernel_log_window_s = *window;
+  auto checks = select_for(args.only, args.skip, &*config);
+  if (!checks.ok()) {
+    print_error("labels: " + checks.error());
+    return kExitUsage;
+  }
   NfdFileOptions file;
   if (!args.expiry.empty()) {
     auto expiry = parse_duration(args.expiry);
@@ -135,13 +141,8 @@ int run_labels(const LabelsArgs& args) {
     print_error("labels: " + loaded.error());
     return kExitInternal;
   }
-  auto checks = select_checks({}, {});
-  if (!checks.ok()) {
-    print_error("labels: " + checks.error());
-    return kExitInternal;
-  }
   const Snapshot& snapshot = *loaded;
-  Report report = run_checks(snapshot, *config, *checks);
+  Report report = run_checks(snapshot, *config, *checks, config->only, config->skip);
   std::string content = render_nfd(snapshot, nfd_labels(snapshot, report), file);
   if (args.nfd_dir.empty()) {
     std::fwrite(content.data(), 1, content.size(), stdout);

@@ -234,6 +234,7 @@ void setup_run(CLI::App* app, RunArgs* args) {
   app->add_option("--json-report", args->json_report, "Write the gpudoctor.report/v1 JSON here")
       ->option_text("FILE");
   add_config_option(app, &args->config);
+  add_selection_options(app, &args->only, &args->skip);
   add_probe_options(app, &args->probe);
   // After `--` every word is the command's, its options included; without
   // `--` a command word that looks like an option is a usage error.
@@ -248,7 +249,8 @@ int run_run(const RunArgs& args) {
     return kExitUsage;
   }
   JobCheck c;
-  if (int rc = check_for_job("run", args.probe, "", args.config, &c); rc != 0) return rc;
+  if (int rc = check_for_job("run", args.probe, "", args.config, args.only, args.skip, &c); rc != 0)
+    return rc;
   if (!args.json_report.empty()) {
     if (int rc = write_report(args.json_report, c.report); rc != 0) return rc;
   }

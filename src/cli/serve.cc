@@ -101,6 +101,7 @@ void setup_serve(CLI::App* app, ServeArgs* args) {
                   "TLS and basic auth, in Prometheus' exporter web-config YAML form")
       ->option_text("FILE");
   add_config_option(app, &args->config);
+  add_selection_options(app, &args->only, &args->skip);
   add_log_window_option(app, &args->log_window);
   app->add_option("--from", args->from,
                   "Serve a snapshot recorded by `gpudoctor snapshot` instead of this machine "
@@ -147,6 +148,10 @@ int run_serve(const ServeArgs& args) {
   }
   opt.config = std::move(*config);
   opt.config.kernel_log_window_s = *window;
+  if (auto checks = select_for(args.only, args.skip, &opt.config); !checks.ok()) {
+    print_error(checks.error());
+    return kExitUsage;
+  }
   if (args.no_history && !args.history.empty()) {
     print_error("--history and --no-history exclude each other");
     return kExitUsage;

@@ -249,6 +249,41 @@ void read_pcie(Parser* p, const toml::node& node, const toml::source_region& key
   }
 }
 
+// [checks] only = [...], skip = [...]: lists of strings; what they name is
+// checked where the checks are selected (report/report.h).
+void read_checks(Parser* p, const toml::node& node, const toml::source_region& key_at, Config* c) {
+  const toml::table* tbl = node.as_table();
+  if (tbl == nullptr) {
+    p->add(key_at,
+           fmt::format("checks: expected a table ([checks]), got {}", type_name(node.type())));
+    return;
+  }
+  for (const auto& [k, v] : *tbl) {
+    std::string path = "checks." + quoted_key(k.str());
+    std::vector<std::string>* list = k.str() == "only"   ? &c->only
+                                     : k.str() == "skip" ? &c->skip
+                                                         : nullptr;
+    if (list == nullptr) {
+      p->add(k.source(), fmt::format("{}: unknown key (known: only, skip)", path));
+      continue;
+    }
+    const toml::array* a = v.as_array();
+    if (a == nullptr) {
+      p->add(v.source(),
+             fmt::format("{}: expected a list of strings, got {}", path, type_name(v.type())));
+      continue;
+    }
+    for (const toml::node& item : *a) {
+      if (const auto* str = item.as_string()) {
+        list->emplace_back(str->get());
+      } else {
+        p->add(item.source(), fmt::format("{}: expected a list of strings, got an item of type {}",
+                                          path, type_name(item.type())));
+      }
+    }
+  }
+}
+
 // [model."RTX 4090"] tables: each starts from the top-level thresholds.
 void read_models(Parser* p, const toml::node& node, const toml::source_region& key_at, Config* c) {
   const toml::table* tbl = node.as_table();
@@ -409,10 +444,14 @@ Result<Config> parse_config(std::string_view text, const std::string& name) {
       read_pcie(&p, v, k.source(), &c);
       continue;
     }
+    if (k.str() == "checks") {
+      read_checks(&p, v, k.source(), &c);
+      continue;
+    }
     const Section* sec = find_section(k.str());
     if (sec == nullptr) {
       p.add(k.source(), fmt::format("{}: unknown key (known tables: thermal, power, clocks, ecc, "
-                                    "pcie, model)",
+                                    "pcie, checks, model)",
                                     quoted_key(k.str())));
       continue;
     }

@@ -56,6 +56,10 @@ struct Report {
   Severity verdict = Severity::kOk;
   std::vector<Finding> findings;       // rank order: most likely root cause first
   const Snapshot* snapshot = nullptr;  // gpus[] and probes[] come from here
+  // What the user silenced (--only, --skip, the config file), kept with the
+  // report so that a silence is visible wherever the report goes.
+  std::vector<std::string> only;
+  std::vector<std::string> skip;
 };
 
 // Monitoring-plugin exit code for a verdict: 0 ok (or info), 1 warn, 2 fail.

@@ -37,6 +37,8 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const auto& f : r.findings) findings.push_back(finding_to_json(f));
   j["findings"] = std::move(findings);
+  // Only when something was silenced: the report says what it leaves out.
+  if (!r.only.empty() || !r.skip.empty()) j["silenced"] = {{"only", r.only}, {"skip", r.skip}};
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   nlohmann::ordered_json probes = nlohmann::ordered_json::array();
   if (r.snapshot != nullptr) {

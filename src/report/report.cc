@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 
 #include "catalog/findings.h"
@@ -7,16 +9,34 @@
 namespace gd {
 namespace {
 
+bool is_glob(const std::string& item) { return item.find_first_of("*?[") != std::string::npos; }
+
+// A declared id with a number in it ("xid.NN") stands for each number.
+bool matches_template(const std::string& item, const std::string& id) {
+  const std::string placeholder = "NN";
+  size_t at = id.find(placeholder);
+  if (at == std::string::npos || item.size() <= at || item.compare(0, at, id, 0, at) != 0) {
+    return false;
+  }
+  std::string tail = id.substr(at + placeholder.size());
+  if (item.size() < at + 1 + tail.size() || !item.ends_with(tail)) return false;
+  std::string number = item.substr(at, item.size() - at - tail.size());
+  return !number.empty() &&
+         std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool item_matches_id(const std::string& item, const std::string& id) {
   if (item == id) return true;
+  if (is_glob(item)) return fnmatch(item.c_str(), id.c_str(), 0) == 0;
   // An area: "driver" matches "driver.not-loaded".
   return id.size() > item.size() && id.compare(0, item.size(), item) == 0 && id[item.size()] == '.';
 }
 
 bool item_matches_check(const std::string& item, const CheckEntry& c) {
   if (item == c.name) return true;
-  return std::any_of(c.ids.begin(), c.ids.end(),
-                     [&](const std::string& id) { return item_matches_id(item, id); });
+  return std::any_of(c.ids.begin(), c.ids.end(), [&](const std::string& id) {
+    return item_matches_id(item, id) || matches_template(item, id);
+  });
 }
 
 bool excluded(const std::string& id, const std::vector<std::string>& only,
@@ -46,6 +66,9 @@ Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::stri
     for (const auto& item : *list) {
       bool known = std::any_of(all_checks().begin(), all_checks().end(),
                                [&](const CheckEntry& c) { return item_matches_check(item, c); });
+      if (!known && is_glob(item)) {
+        return Error{"'" + item + "' matches no check or finding id (see --list-checks)"};
+      }
       if (!known) return Error{"unknown check or finding id '" + item + "' (see --list-checks)"};
     }
   }
@@ -53,8 +76,12 @@ Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::stri
   for (const auto& c : all_checks()) {
     auto hits = [&](const std::string& item) { return item_matches_check(item, c); };
     if (!only.empty() && std::none_of(only.begin(), only.end(), hits)) continue;
-    // A check is skipped whole only when named; an id skips just that id.
-    if (std::find(skip.begin(), skip.end(), c.name) != skip.end()) continue;
+    // A check is skipped whole only when named (or globbed by name); an id
+    // skips just that id.
+    bool named = std::any_of(skip.begin(), skip.end(), [&](const std::string& item) {
+      return item == c.name || (is_glob(item) && fnmatch(item.c_str(), c.name, 0) == 0);
+    });
+    if (named) continue;
     out.push_back(&c);
   }
   return out;
@@ -103,6 +130,8 @@ Report run_checks(const Snapshot& s, const Config& c, const std::vector<const Ch
                   const std::vector<std::string>& only, const std::vector<std::string>& skip) {
   Report r;
   r.snapshot = &s;
+  r.only = only;
+  r.skip = skip;
   for (const CheckEntry* check : checks) {
     // A check whose inputs this snapshot did not observe (explain) would
     // answer from empty fields: it does not run.

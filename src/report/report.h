@@ -11,8 +11,9 @@
 namespace gd {
 
 // --only / --skip: each item is a check name ("devnodes"), a finding id
-// ("devnodes.missing") or an area ("devnodes"). An item that names nothing
-// is an error, so a typo never silently runs nothing.
+// ("devnodes.missing", "xid.79"), an area ("devnodes") or a glob over ids
+// and check names ("advice.*", "xid.4?"). An item that names nothing is an
+// error, so a typo never silently runs nothing.
 Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::string>& only,
                                                      const std::vector<std::string>& skip);
 

@@ -77,7 +77,7 @@ Daemon::~Daemon() {
 
 Result<std::unique_ptr<Daemon>> Daemon::start(DaemonOptions opt) {
   std::unique_ptr<Daemon> d(new Daemon(std::move(opt)));
-  auto checks = select_checks({}, {});
+  auto checks = select_checks(d->opt_.config.only, d->opt_.config.skip);
   if (!checks.ok()) return Error{checks.error()};
   d->checks_ = *checks;
   // Bind first: a port already taken is an error before any child starts.
@@ -236,7 +236,7 @@ void Daemon::run_check(uint64_t run) {
   if (!snap) snap = std::make_shared<const Snapshot>(collect_snapshot(opt_.probe));
   auto c = std::make_shared<CheckState>();
   c->snapshot = snap;
-  c->report = run_checks(*snap, opt_.config, checks_);
+  c->report = run_checks(*snap, opt_.config, checks_, opt_.config.only, opt_.config.skip);
   c->report.snapshot = snap.get();
   c->finished_unix_ms = now_unix_ms();
   c->duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -276,13 +276,28 @@ def test_from_snapshot_serves_every_endpoint():
             assert status == 200 and ctype.startswith("application/json")
             report = json.loads(body)
             assert report["schema"] == "gpudoctor.report/v1", report
-            assert report["verdict"] in ("ok", "info"), report["verdict"]
+            assert report["verdict"] == "ok", report["verdict"]  # notes never lift it
+            assert "silenced" not in report
             assert d.get("/healthz")[:3:2] == (200, "ok\n")
             status, ctype, body = d.get("/")
             assert status == 200 and ctype.startswith("text/html"), (status, ctype)
             assert d.children() == [], "--from starts no child"
             assert d.terminate() == 0
             assert d.stderr_lines == [d.stderr_lines[0]], d.stderr_lines
+
+
+def test_skip_silences_ids_and_the_report_says_so():
+    with tempfile.TemporaryDirectory() as tmp:
+        snap = record_snapshot(tmp, Machine(tmp))
+        with Daemon(["--from", snap, "--skip", "advice.*,device-order"]) as d:
+            report = json.loads(d.get("/report.json")[2])
+            assert report["silenced"] == {"only": [], "skip": ["advice.*", "device-order"]}
+            ids = {f["id"] for f in report["findings"]}
+            assert not any(i.startswith(("advice.", "device-order.")) for i in ids), ids
+            assert 'id="advice.' not in d.get("/metrics")[2]
+        r = subprocess.run([GD, "serve", "--from", snap, "--skip", "nosuch.*"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 64 and "matches no check" in r.stderr, r
 
 
 def test_live_mode_samples_checks_and_follows_the_kernel_log():
