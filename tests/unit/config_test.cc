@@ -166,7 +166,7 @@ TEST_F(ConfigFile, UnknownTopLevelKey) {
   EXPECT_EQ(error_of("\n[thermals]\ngpu_margin_c = 5\n"),
             path_ +
                 ":2: thermals: unknown key (known tables: thermal, power, clocks, ecc, pcie, "
-                "model)");
+                "checks, model)");
 }
 
 TEST_F(ConfigFile, UnknownKeyInSectionNamesLineAndKey) {
