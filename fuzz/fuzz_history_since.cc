@@ -1,4 +1,4 @@
-// libFuzzer target: `gpudoctor history --since` (history/since.h). Any text
+// libFuzzer target: `gpudoctor history --since` (util/since.h). Any text
 // either names a time no later than "now" for a duration and no earlier
 // than the epoch, or is refused with one printable line of bounded length;
 // it never crashes.
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "fuzz/invariants.h"
-#include "history/since.h"
+#include "util/since.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

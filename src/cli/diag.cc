@@ -168,6 +168,11 @@ int run_diag(const DiagArgs& args) {
     return kExitInternal;
   }
   const Snapshot& snapshot = *loaded;
+  // No GPU at all: nothing could be tested, which is no usage error (exit 3).
+  if (auto any = resolve_diag_gpus(snapshot, ""); !any.ok()) {
+    print_error("diag: " + any.error());
+    return kExitInternal;
+  }
   auto gpus = resolve_diag_gpus(snapshot, args.gpus);
   if (!gpus.ok()) {
     print_error("diag: " + gpus.error());

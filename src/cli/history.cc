@@ -19,9 +19,9 @@
 
 #include "cli/commands.h"
 #include "history/reader.h"
-#include "history/since.h"
 #include "history/store.h"
 #include "probe/hw_common.h"
+#include "util/since.h"
 #include "util/time.h"
 
 namespace gd {
@@ -432,7 +432,7 @@ int run_history(const HistoryArgs& args) {
   if (!args.since.empty()) {
     auto since = parse_since(args.since, a.now_ms);
     if (!since.ok()) {
-      print_error("--since: " + since.error());
+      print_error(since.error());  // it names --since
       return kExitUsage;
     }
     a.since_ms = *since;

@@ -1,6 +1,8 @@
 // gpudoctor logs: the NVIDIA-related events of the kernel log, decoded and
 // folded; --follow streams new ones.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "report/events.h"
 #include "util/ascii.h"
 #include "util/duration.h"
+#include "util/since.h"
 
 namespace gd {
 
@@ -39,8 +42,10 @@ void probe_identity(const std::string& root, Snapshot* s) {
 }  // namespace
 
 void setup_logs(CLI::App* app, LogsArgs* args) {
-  app->add_option("--since", args->since, "Only events in the last DURATION (90s, 30m, 2h, 1d)")
-      ->option_text("DURATION");
+  app->add_option("--since", args->since,
+                  "Only events since then: a duration back from now (90s, 30m, 2h, 1d), today, "
+                  "yesterday, a date or a time (2026-03-01 14:00)")
+      ->option_text("WHEN");
   app->add_option("--file", args->file,
                   "Read this log instead (dmesg, dmesg -T, journal, syslog or kmsg form; - for "
                   "stdin)")
@@ -58,12 +63,17 @@ int run_logs(const LogsArgs& args) {
   opt.root = args.root;
   opt.file = args.file;
   if (!args.since.empty()) {
-    auto since = parse_duration(args.since);
+    // One parser with `history --since`: a duration, today, yesterday, a
+    // date or a time; the window is what lies between it and now.
+    int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    auto since = parse_since(args.since, now_ms);
     if (!since.ok()) {
-      print_error(since.error());
+      print_error(since.error());  // it names --since
       return kExitUsage;
     }
-    opt.max_age_s = *since;
+    opt.max_age_s = std::max<double>(0, static_cast<double>(now_ms - *since) / 1000.0);
   }
   Snapshot s;
   if (args.file.empty()) probe_identity(args.root, &s);

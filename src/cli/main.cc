@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
 
@@ -19,6 +20,18 @@ int gpudoctor_main(int argc, char** argv) {
   // The exporter is its own binary (CMakeLists.txt says why); `serve` and
   // its --help are answered there.
   if (argc >= 2 && std::string_view(argv[1]) == "serve") return gd::exec_serve_binary(argv);
+#else
+  // Started by hand (`gpudoctor-serve --help`, `gpudoctor-serve --listen
+  // :9835`), the binary is `gpudoctor serve`: the subcommand is implied.
+  std::vector<char*> with_serve;
+  if (argc < 2 || std::string_view(argv[1]) != "serve") {
+    static char serve_word[] = "serve";
+    with_serve.assign(argv, argv + argc);
+    with_serve.insert(with_serve.begin() + 1, serve_word);
+    with_serve.push_back(nullptr);
+    argv = with_serve.data();
+    argc += 1;
+  }
 #endif
 
   CLI::App app{kAbout, "gpudoctor"};

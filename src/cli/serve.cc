@@ -118,7 +118,7 @@ int run_serve(const ServeArgs& args) {
   DaemonOptions opt;
   auto addr = parse_listen_address(args.listen);
   if (!addr.ok()) {
-    print_error("--listen: " + addr.error());
+    print_error(addr.error());  // it names --listen
     return kExitUsage;
   }
   bool tls = false;

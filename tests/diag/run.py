@@ -517,6 +517,21 @@ def test_usage_errors(tmp):
         expect(p.stdout == "", f"{extra}: nothing on stdout", p)
 
 
+def test_no_gpu_is_exit_3(tmp):
+    with open(SNAPSHOT) as f:
+        snap = json.load(f)
+    snap["pci"] = [d for d in snap["pci"] if d.get("kind") != "gpu"]
+    snap["nvml"]["gpus"] = []
+    none = os.path.join(tmp, "no-gpu.json")
+    with open(none, "w") as f:
+        json.dump(snap, f)
+    path, _ = scenario(tmp, "none", healthy_lines(1))
+    p = gd(["diag", "--from", none, "--helper", FAKE_HELPER, "--no-history"], path)
+    expect(p.returncode == 3, "no GPU to test exits 3, not 64", p)
+    expect("no NVIDIA GPU found" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+           "one line says why", p)
+
+
 def test_help(tmp):
     p = gd(["diag", "--help"])
     expect(p.returncode == 0, "--help exits 0", p)

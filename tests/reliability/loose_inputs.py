@@ -39,6 +39,17 @@ def test_non_finite_numbers_are_refused_with_their_range(tmp):
     assert gd("diag", "--list-tests", "--seed", "18446744073709551615").returncode == 0
 
 
+def test_since_is_one_parser_for_logs_and_history(tmp):
+    log = os.path.join(SRC, "tests", "logs", "dmesg-xid79.txt")
+    for when in ("yesterday", "today", "2h", "2026-03-01", "2026-03-01T14:00:05Z"):
+        p = gd("logs", "--file", log, "--since", when)
+        assert p.returncode == 0, (when, p.stderr)
+    for command in (["logs", "--file", log], ["history", "--db", os.path.join(tmp, "h.db")]):
+        p = gd(*command, "--since", "soon")
+        assert p.returncode == 64, (command, p.stderr)
+        assert p.stderr.count("--since") == 1 and "yesterday" in p.stderr, p.stderr
+
+
 def test_log_lines_reach_the_terminal_escaped(tmp):
     log = os.path.join(tmp, "esc.log")
     with open(log, "w") as f:

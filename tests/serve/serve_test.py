@@ -241,11 +241,16 @@ def test_usage_errors():
             lines = r.stderr.splitlines()
             assert len(lines) == 1 and lines[0].startswith("gpudoctor: ") and words in lines[0], \
                 (args, r.stderr)
+            assert lines[0].count(words) == 1, ("said twice", lines[0])
         r = subprocess.run([GD, "serve", "--from", os.path.join(tmp, "nope.json")],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 3 and r.stderr.startswith("gpudoctor: "), r.stderr
         r = subprocess.run([GD, "serve", "--help"], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0 and "--check-interval" in r.stdout and "Prometheus" in r.stdout
+        # The exporter's own binary, started by hand, is `gpudoctor serve`.
+        serve_binary = os.path.join(os.path.dirname(GD), "gpudoctor-serve")
+        r = subprocess.run([serve_binary, "--help"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and "Usage: gpudoctor serve" in r.stdout, r.stdout[:300]
 
 
 def test_port_taken_is_exit_3():

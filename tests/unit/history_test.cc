@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "history/reader.h"
-#include "history/since.h"
 #include "history/store.h"
 #include "test_util.h"
+#include "util/since.h"
 
 namespace gd {
 namespace {

@@ -1,4 +1,4 @@
-#include "history/since.h"
+#include "util/since.h"
 
 #include <cmath>
 #include <ctime>
