@@ -35,7 +35,7 @@ const std::vector<MetricFamily> kFamilies = {
   // The last full check.
   {"gpudoctor_node_info", "gauge", "What nodes that should be identical must agree on (driver, CUDA, GPU model and count, VBIOS, fabric manager, CUDA_VISIBLE_DEVICES), from the last check; always 1."},
   {"gpudoctor_verdict", "gauge", "The last check's verdict: 1 on the series of that severity, 0 on the others."},
-  {"gpudoctor_finding", "gauge", "A finding of severity info, warn or fail in the last check, one series per finding id with its worst severity; always 1."},
+  {"gpudoctor_finding", "gauge", "A finding of severity info, warn or fail in the last check, one series per finding id and GPU (empty GPU labels: the node) with its worst severity; always 1."},
   {"gpudoctor_check_runs_total", "counter", "Full checks run since gpudoctor serve started."},
   {"gpudoctor_check_timestamp_seconds", "gauge", "When the last full check finished, in seconds since the Unix epoch."},
   {"gpudoctor_check_duration_seconds", "gauge", "How long the last full check took."},
@@ -231,31 +231,13 @@ void add_check(const CheckState& c, const std::string& version, Exposition* e) {
   }
 }
 
-// gpudoctor_finding: the last check's findings that say something and,
-// while it is current, the newest diag run's. One series per id: several
-// findings may share one (one per GPU, or the check's and the diag run's).
-void add_findings(const ExporterView& v, Exposition* e) {
-  std::map<std::string, Severity> active;
-  auto take = [&](const std::vector<Finding>& findings) {
-    for (const auto& f : findings) {
-      if (!says_something(f.severity)) continue;
-      auto [it, fresh] = active.emplace(f.id, f.severity);
-      if (!fresh) it->second = worse(it->second, f.severity);
-    }
-  };
-  if (v.check) take(v.check->report.findings);
-  if (v.diag && diag_is_current(*v.diag, v.now_unix_ms, v.diag_max_age_s)) take(v.diag->findings);
-  for (const auto& [id, sev] : active) {
-    e->add("gpudoctor_finding", label_text({{"id", id}, {"severity", severity_name(sev)}}), 1);
-  }
-}
-
-// The per-GPU labels of a GPU the diag run names by bus id: NVML's index
+// The per-GPU labels of a GPU a finding or the diag run names by bus id
+// ("" for none: empty labels): NVML's index
 // and UUID from the live sample, else from the last check (empty when
 // neither knows the GPU), as the other per-GPU series carry them.
-class DiagGpuLabels {
+class GpuLabels {
  public:
-  explicit DiagGpuLabels(const ExporterView& v) {
+  explicit GpuLabels(const ExporterView& v) {
     auto take = [&](const NvmlInfo& nvml) {
       for (const auto& g : nvml.gpus) {
         if (!g.pci_bus_id.ok()) continue;
@@ -263,6 +245,7 @@ class DiagGpuLabels {
                        std::pair{std::to_string(g.index), g.uuid.ok() ? g.uuid.value : ""});
       }
     };
+
     if (v.sample.have_sample) take(v.sample.nvml);
     if (v.check && v.check->snapshot) take(v.check->snapshot->nvml);
   }
@@ -276,6 +259,32 @@ class DiagGpuLabels {
  private:
   std::map<std::string, std::pair<std::string, std::string>> known_;  // bus id -> index, uuid
 };
+
+// gpudoctor_finding: the last check's findings that say something and,
+// while it is current, the newest diag run's. One series per id and GPU (a
+// finding about no GPU in particular has empty GPU labels), so that an alert
+// can say which GPU; several findings may share one (the check's and the
+// diag run's): the worse severity wins.
+void add_findings(const ExporterView& v, Exposition* e) {
+  std::map<std::pair<std::string, std::string>, Severity> active;  // (id, bus id)
+  auto take = [&](const std::vector<Finding>& findings) {
+    for (const auto& f : findings) {
+      if (!says_something(f.severity)) continue;
+      std::vector<std::string> gpus = f.gpus.empty() ? std::vector<std::string>{""} : f.gpus;
+      for (const auto& bus : gpus) {
+        auto [it, fresh] = active.emplace(std::pair{f.id, bus}, f.severity);
+        if (!fresh) it->second = worse(it->second, f.severity);
+      }
+    }
+  };
+  if (v.check) take(v.check->report.findings);
+  if (v.diag && diag_is_current(*v.diag, v.now_unix_ms, v.diag_max_age_s)) take(v.diag->findings);
+  GpuLabels gpu_labels(v);
+  for (const auto& [key, sev] : active) {
+    e->add("gpudoctor_finding", label_text({{"id", key.first}, {"severity", severity_name(sev)}}),
+           1, gpu_labels(key.second));
+  }
+}
 
 // A test that measured something: passed, or ran and found the hardware
 // wrong. error and skip measured nothing.
@@ -292,7 +301,7 @@ void add_diag(const ExporterView& v, Exposition* e) {
   }
   if (!d.run) return;
   const DiagRun& run = *d.run;
-  DiagGpuLabels gpu(v);
+  GpuLabels gpu(v);
   // Sorted by bus id (and label), so scrapes compare byte for byte whatever
   // order the helper answered in.
   std::map<std::pair<std::string, std::string>, double> flops, pcie;

@@ -157,15 +157,18 @@ TEST(PrometheusDiag, FindingsJoinTheChecksWhileCurrent) {
   ExporterView v = view_with_check(Severity::kWarn);
   v.diag = diag_run(6 * kDayMs);
   std::string m = render_metrics(v);
+  const std::string gpu0 = ",gpu=\"0\",bus_id=\"0000:17:00.0\",uuid=\"GPU-aaaa\"} 1";
   EXPECT_EQ(
-      lines_with(m, "gpudoctor_finding{id=\"memory.test-failed\",severity=\"fail\"} 1").size(), 1u)
+      lines_with(m, "gpudoctor_finding{id=\"memory.test-failed\",severity=\"fail\"" + gpu0).size(),
+      1u)
       << m;
-  EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"perf.pcie-slow\",severity=\"warn\"} 1").size(),
-            1u)
+  EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"perf.pcie-slow\",severity=\"warn\",").size(), 1u)
       << m;
-  // One series per id: the check's warn and the run's fail make one fail.
+  // One series per id and GPU: the check's warn and the run's fail on GPU 0
+  // make one fail.
   EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"thermal.high\"").size(), 1u) << m;
-  EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"thermal.high\",severity=\"fail\"} 1").size(), 1u)
+  EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"thermal.high\",severity=\"fail\"" + gpu0).size(),
+            1u)
       << m;
   // The check's verdict stays the check's.
   EXPECT_EQ(lines_with(m, "gpudoctor_verdict{severity=\"warn\"} 1").size(), 1u) << m;
@@ -174,7 +177,8 @@ TEST(PrometheusDiag, FindingsJoinTheChecksWhileCurrent) {
   v.diag = diag_run(7 * kDayMs + 1);
   m = render_metrics(v);
   EXPECT_TRUE(lines_with(m, "memory.test-failed").empty()) << m;
-  EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"thermal.high\",severity=\"warn\"} 1").size(), 1u)
+  EXPECT_EQ(lines_with(m, "gpudoctor_finding{id=\"thermal.high\",severity=\"warn\"" + gpu0).size(),
+            1u)
       << m;
   EXPECT_EQ(lines_with(m, "gpudoctor_diag_memory_errors{").size(), 1u) << m;
   v.diag_max_age_s = 30 * 86400.0;

@@ -333,8 +333,18 @@ TEST(Prometheus, SickMachineSeries) {
       lines_with(m, "gpudoctor_xid_events_total{bus_id=\"0000:ab:00.0\",xid=\"79\"} 1").size(), 1u)
       << m;
   EXPECT_EQ(lines_with(m, "gpudoctor_verdict{severity=\"fail\"} 1").size(), 1u) << m;
-  EXPECT_EQ(
-      lines_with(m, "gpudoctor_finding{id=\"gpu.fallen-off-bus\",severity=\"fail\"} 1").size(), 1u)
+  // Which GPU: the lost one has no NVML index any more, its bus id stays.
+  EXPECT_EQ(lines_with(m,
+                       "gpudoctor_finding{id=\"gpu.fallen-off-bus\",severity=\"fail\",gpu=\"\","
+                       "bus_id=\"0000:ab:00.0\",uuid=\"\"} 1")
+                .size(),
+            1u)
+      << m;
+  EXPECT_EQ(lines_with(m,
+                       "gpudoctor_finding{id=\"thermal.high\",severity=\"fail\",gpu=\"3\","
+                       "bus_id=\"0000:5d:00.0\"")
+                .size(),
+            1u)
       << m;
   EXPECT_EQ(lines_with(m, "gpudoctor_sample_stale 1").size(), 1u);
   EXPECT_EQ(lines_with(m, "gpudoctor_sample_age_seconds 47").size(), 1u) << m;
@@ -397,7 +407,11 @@ TEST(Prometheus, SeriesPerGpuIsModestAndDocumented) {
   h.retired_pages_sbe = nv_ok<uint32_t>(0);
   h.retired_pages_dbe = nv_ok<uint32_t>(0);
   h.retired_pages_pending = nv_ok(0);
-  std::string m = render_metrics(view_of(s));
+  // The per-GPU families; gpudoctor_finding follows the findings.
+  std::string m;
+  for (const std::string& line : lines_with(render_metrics(view_of(s)), "gpu=\"")) {
+    if (!line.starts_with("gpudoctor_finding{")) m += line + "\n";
+  }
   EXPECT_EQ(lines_with(m, "gpu=\"0\"").size(), kMaxPerGpu) << m;
   size_t h100 = lines_with(m, "gpu=\"1\"").size();
   EXPECT_EQ(h100, 40u) << m;

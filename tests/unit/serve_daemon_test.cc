@@ -294,7 +294,8 @@ TEST_F(FromSnapshotDaemon, ServesTheNewestDiagRunOfTheHistory) {
   std::string metrics = routes["/metrics"]().body;
   EXPECT_NE(metrics.find("\ngpudoctor_diag_level 2\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\ngpudoctor_diag_verdict{severity=\"fail\"} 1\n"), std::string::npos);
-  EXPECT_NE(metrics.find("gpudoctor_finding{id=\"memory.test-failed\",severity=\"fail\"} 1"),
+  EXPECT_NE(metrics.find("gpudoctor_finding{id=\"memory.test-failed\",severity=\"fail\",gpu=\"0\","
+                         "bus_id=\"0000:18:00.0\""),
             std::string::npos)
       << metrics;
   EXPECT_EQ(metrics.find("compute.mismatch"), std::string::npos);  // not the newest run
