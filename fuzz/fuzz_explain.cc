@@ -42,7 +42,9 @@ void check_report(const gd::Report& r, const gd::Snapshot& s) {
     GD_REQUIRE(!f.id.empty() && gd::find_catalog_entry(f.id) != nullptr);
     GD_REQUIRE(f.follows_from != f.id);
     for (const std::string& gpu : f.gpus) GD_REQUIRE(!gpu.empty());
-    if (f.severity != gd::Severity::kNotApplicable && f.severity > worst) worst = f.severity;
+    // Notes (info) never lift the verdict: the worst warn or fail, else ok.
+    bool problem = f.severity == gd::Severity::kWarn || f.severity == gd::Severity::kFail;
+    if (problem && f.severity > worst) worst = f.severity;
   }
   GD_REQUIRE(r.verdict == worst);
 }
