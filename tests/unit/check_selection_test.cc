@@ -9,17 +9,14 @@
 #include "report/render.h"
 #include "report/report.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
 
 using fixtures::ws_4x4090;
 
-Report checked(const Snapshot& s) {
-  auto checks = select_checks({}, {});
-  EXPECT_TRUE(checks.ok());
-  return run_checks(s, Config{}, *checks);
-}
+using testing_util::checked;
 
 }  // namespace
 }  // namespace gd

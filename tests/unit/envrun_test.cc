@@ -7,6 +7,7 @@
 #include "report/gpu_fitness.h"
 #include "report/report.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -37,11 +38,7 @@ Report report_of(const Snapshot& s, std::vector<Finding> findings) {
 }
 
 // The report the real checks make of `s`.
-Report checked(const Snapshot& s) {
-  auto checks = select_checks({}, {});
-  EXPECT_TRUE(checks.ok());
-  return run_checks(s, Config{}, *checks);
-}
+using testing_util::checked;
 
 std::string value_of(const JobEnv& j, const std::string& name) {
   const EnvSetting* s = j.find(name);

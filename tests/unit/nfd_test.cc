@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "report/report.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -41,11 +42,7 @@ bool k8s_valid_name(const std::string& n) {
   return !name.empty() && k8s_valid_value(name);
 }
 
-Report checked(const Snapshot& s) {
-  auto checks = select_checks({}, {});
-  EXPECT_TRUE(checks.ok());
-  return run_checks(s, Config{}, *checks);
-}
+using testing_util::checked;
 
 std::map<std::string, std::string> as_map(const std::vector<NfdLabel>& labels) {
   std::map<std::string, std::string> out;

@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "report/report.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -16,11 +17,7 @@ using fixtures::hgx_8xh100;
 using fixtures::unload_driver;
 using fixtures::ws_4x4090;
 
-Report checked(const Snapshot& s) {
-  auto checks = select_checks({}, {});
-  EXPECT_TRUE(checks.ok());
-  return run_checks(s, Config{}, *checks);
-}
+using testing_util::checked;
 
 Finding finding(std::string id, Severity sev, std::vector<std::string> gpus = {}) {
   Finding f;

@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "snapshot/snapshot_json.h"
 #include "snapshot_builders.h"
+#include "test_util.h"
 
 namespace gd {
 namespace {
@@ -19,11 +20,7 @@ namespace {
 using fixtures::hgx_8xh100;
 using fixtures::ws_4x4090;
 
-Report checked(const Snapshot& s) {
-  auto checks = select_checks({}, {});
-  EXPECT_TRUE(checks.ok());
-  return run_checks(s, Config{}, *checks);
-}
+using testing_util::checked;
 
 size_t lines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
 

@@ -1,8 +1,9 @@
 // Small pieces unit tests share: a temporary directory removed with its
-// contents, findings and reports built in one line, and the lines of a
-// Prometheus text that hold a needle.
+// contents, findings and reports built in one line, every check run over a
+// snapshot, and the lines of a Prometheus text that hold a needle.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -13,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "checks/check.h"
 #include "report/finding.h"
+#include "report/report.h"
 
 namespace gd::testing_util {
 
@@ -90,6 +93,14 @@ inline std::vector<std::string> lines_with(const std::string& text, std::string_
     if (line.find(needle) != std::string::npos) out.push_back(line);
   }
   return out;
+}
+
+// Every check run over s with the default config, as `gpudoctor check`
+// runs them.
+inline Report checked(const Snapshot& s) {
+  auto checks = select_checks({}, {});
+  EXPECT_TRUE(checks.ok());
+  return run_checks(s, Config{}, *checks);
 }
 
 }  // namespace gd::testing_util
