@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -21,6 +20,7 @@
 #include "report/diag_text.h"
 #include "report/render.h"
 #include "report/report.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
@@ -69,11 +69,6 @@ bool no_answer(const DiagRun& run) {
                         !run.gemms.empty() || !run.p2p.empty() || run.nccl || run.scaling ||
                         !run.errors.empty();
   return !run.incomplete.empty() && !said_something;
-}
-
-int64_t now_unix_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 // The history keeps the run apart from check reports; a history that cannot

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <limits>
@@ -40,11 +39,6 @@ std::string local_time(int64_t ms) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
-}
-
-int64_t real_now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 bool all_digits(const std::string& s) {
@@ -420,7 +414,7 @@ void setup_history(CLI::App* app, HistoryArgs* args) {
 
 int run_history(const HistoryArgs& args) {
   Answer a;
-  a.now_ms = real_now_ms();
+  a.now_ms = now_unix_ms();
   if (!args.now.empty()) {
     auto now = parse_since(args.now, a.now_ms);
     if (!now.ok()) {

@@ -2,7 +2,6 @@
 // folded; --follow streams new ones.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include "util/ascii.h"
 #include "util/duration.h"
 #include "util/since.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -65,9 +65,7 @@ int run_logs(const LogsArgs& args) {
   if (!args.since.empty()) {
     // One parser with `history --since`: a duration, today, yesterday, a
     // date or a time; the window is what lies between it and now.
-    int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    int64_t now_ms = now_unix_ms();
     auto since = parse_since(args.since, now_ms);
     if (!since.ok()) {
       print_error(since.error());  // it names --since

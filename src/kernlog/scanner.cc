@@ -114,7 +114,6 @@ std::string dmesg_stamp(double boot_s) {
 // and sums up the older ones by the clocks they carry, so its memory is
 // fixed however often the event repeats.
 constexpr size_t kRecent = 8;
-constexpr size_t kMaxFolds = kMaxKernelEvents;
 
 // Older occurrences of one fold that carry the same clocks (boot, wall,
 // both or none): their count, time range and the first and last of them.
@@ -168,7 +167,7 @@ struct KernelLogScanner::Impl {
   std::vector<Fold> folds;
   std::unordered_map<std::string, size_t> fold_index;
   uint64_t seq = 0;
-  uint64_t unfolded = 0;  // occurrences of events beyond kMaxFolds
+  uint64_t unfolded = 0;  // occurrences of events beyond kMaxKernelEvents
   std::optional<double> newest_boot;
   std::optional<int64_t> newest_unix;
   // set_window: occurrences outside it are not folded.
@@ -205,7 +204,7 @@ struct KernelLogScanner::Impl {
       std::string key = e.kind + '|' + e.type + '|' + std::to_string(e.code) + '|' + e.gpu;
       auto it = fold_index.find(key);
       if (it == fold_index.end()) {
-        if (folds.size() >= kMaxFolds) {
+        if (folds.size() >= kMaxKernelEvents) {
           ++unfolded;
           continue;
         }

@@ -232,9 +232,9 @@ void add_check(const CheckState& c, const std::string& version, Exposition* e) {
 }
 
 // The per-GPU labels of a GPU a finding or the diag run names by bus id
-// ("" for none: empty labels): NVML's index
-// and UUID from the live sample, else from the last check (empty when
-// neither knows the GPU), as the other per-GPU series carry them.
+// ("" for none: empty labels): NVML's index and UUID from the live sample,
+// else from the last check (empty when neither knows the GPU), as the other
+// per-GPU series carry them.
 class GpuLabels {
  public:
   explicit GpuLabels(const ExporterView& v) {
@@ -245,7 +245,6 @@ class GpuLabels {
                        std::pair{std::to_string(g.index), g.uuid.ok() ? g.uuid.value : ""});
       }
     };
-
     if (v.sample.have_sample) take(v.sample.nvml);
     if (v.check && v.check->snapshot) take(v.check->snapshot->nvml);
   }

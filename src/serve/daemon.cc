@@ -13,17 +13,12 @@
 #include "report/render.h"
 #include "report/report.h"
 #include "serve/status_page.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t now_unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));

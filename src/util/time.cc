@@ -1,9 +1,15 @@
 #include "util/time.h"
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 
 namespace gd {
+
+int64_t now_unix_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
 
 std::string iso_utc_now() {
   std::time_t t = std::time(nullptr);

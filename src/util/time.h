@@ -6,6 +6,8 @@
 
 namespace gd {
 
+// Now, as a unix time in ms (the system clock).
+int64_t now_unix_ms();
 // Now, RFC 3339 in UTC to the second: "2026-03-01T14:02:11Z".
 std::string iso_utc_now();
 // A unix time in ms, RFC 3339 in UTC with milliseconds: "2026-03-01T14:02:11.000Z".
