@@ -8,6 +8,7 @@
 //
 //   GET /metrics HTTP/1.1\r\nHost: x\r\nRange: bytes=0-,0-\r\n\r\n
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -51,9 +52,24 @@ std::string exchange(std::string_view request) {
   timeval tv{kAnswerTimeoutS, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  GD_REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  // libFuzzer's timeout alarm (SIGALRM every few seconds) interrupts a
+  // socket call that has a timeout even under SA_RESTART (signal(7)), so
+  // EINTR is retried here rather than taken for the server's doing. An
+  // interrupted connect goes on in the background: wait until it is done.
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    GD_REQUIRE(errno == EINTR);
+    pollfd p{fd, POLLOUT, 0};
+    int ready = 0;
+    do {
+      ready = poll(&p, 1, kAnswerTimeoutS * 1000);
+    } while (ready < 0 && errno == EINTR);
+    int err = -1;
+    socklen_t len = sizeof err;
+    GD_REQUIRE(ready == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0);
+  }
   for (size_t at = 0; at < request.size();) {
     ssize_t n = send(fd, request.data() + at, request.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server may refuse and close before reading everything
     at += static_cast<size_t>(n);
   }
@@ -62,6 +78,7 @@ std::string exchange(std::string_view request) {
   char buf[65536];
   for (;;) {
     ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n == 0) break;
     // A reset after a refusal is an answer too; a timeout is a hang.
     GD_REQUIRE(n > 0 || errno == ECONNRESET);
