@@ -128,10 +128,12 @@ def check_file(gd, path, update, failures):
         if update:
             replacements.append((start, end, [indent + l if l else l for l in new_body]))
     if update and replacements:
+        before = list(lines)
         for start, end, body in reversed(replacements):
             lines[start:end] = body
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
+        if lines != before:  # leave files whose examples still hold untouched
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines))
 
 
 def main(argv):
