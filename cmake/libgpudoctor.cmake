@@ -91,22 +91,34 @@ set(GD_PC_VERSION ${PROJECT_VERSION})
 set(GD_PC_PREFIX "@GD_PC_PREFIX@")  # kept for the install-time pass
 configure_file(${CMAKE_SOURCE_DIR}/cmake/gpudoctor.pc.in ${CMAKE_BINARY_DIR}/gpudoctor.pc.in @ONLY)
 
-install(TARGETS gpudoctor gpudoctor-serve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS gpudoctor gpudoctor-serve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  COMPONENT gpudoctor)
 install(TARGETS gpudoctor_shared
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpudoctor)
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT libgpudoctor
+  PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpudoctor COMPONENT libgpudoctor)
 install(CODE "
   set(GD_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
   configure_file(\"${CMAKE_BINARY_DIR}/gpudoctor.pc.in\" \"${CMAKE_BINARY_DIR}/pc/gpudoctor.pc\" @ONLY)
   file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\"
     TYPE FILE FILES \"${CMAKE_BINARY_DIR}/pc/gpudoctor.pc\")
-")
-install(FILES ${CMAKE_SOURCE_DIR}/python/gpudoctor/__init__.py ${GD_PYMOD_LAYOUT}
-  DESTINATION ${GD_PYDIR}/gpudoctor)
+" COMPONENT libgpudoctor)
+# The directory is chosen again at install time, from the prefix installed
+# to: `cpack` installs under /usr, where Debian's python3 reads
+# lib/python3/dist-packages, whatever prefix was configured. (Both choices
+# lie as deep, so _layout.py's way to the library holds for either.)
+set(GD_PYDIR_FIXED "${GD_PYTHON_INSTALL_DIR}")
+install(CODE "
+  set(_gd_pydir \"${GD_PYDIR}\")
+  if(\"\${CMAKE_INSTALL_PREFIX}\" STREQUAL \"/usr\" AND \"${GD_PYDIR_FIXED}\" STREQUAL \"\")
+    set(_gd_pydir lib/python3/dist-packages)
+  endif()
+  file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${_gd_pydir}/gpudoctor\" TYPE FILE FILES
+    \"${CMAKE_SOURCE_DIR}/python/gpudoctor/__init__.py\" \"${GD_PYMOD_LAYOUT}\")
+" COMPONENT libgpudoctor)
 
 # Tests. Sanitized builds skip them: a shared library built with ASan
 # cannot be loaded into an uninstrumented python3 or C program.
-if(NOT GD_SANITIZE)
+if(GD_TESTS AND NOT GD_SANITIZE)
   # pytest under Debian's python3 (python3-pytest), which may not be the
   # python3 first on PATH (pyenv, a venv).
   set(GD_PYTEST_PYTHON "" CACHE FILEPATH "python3 with pytest for tests/python")

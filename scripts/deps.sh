@@ -1,25 +1,49 @@
 #!/usr/bin/env bash
-# Installs what gpudoctor needs to build and test on Debian 12 (run as root,
-# or with sudo available). Safe to run again: apt-get skips what is there.
+# Installs what gpudoctor needs on Debian 12 (run as root, or with sudo
+# available). Safe to run again: apt-get skips what is there.
+#
+#   deps.sh          building and running only (scripts/quickstart.sh)
+#   deps.sh --test   also the test suite's tools (scripts/test.sh, CI)
+#   deps.sh --fuzz   also clang and libFuzzer (scripts/fuzz.sh)
+#
+# The test tools include daemons (Slurm, munge, Prometheus); the tests start
+# their own private instances. Debian would start them as system services on
+# install, so they are installed with services forbidden to start
+# (policy-rc.d) and stopped if one runs anyway: a machine being diagnosed
+# gets no new service from this script.
 set -euo pipefail
-packages=(
-  cmake ninja-build g++ pkg-config
+build=(
+  cmake ninja-build g++ pkg-config python3
   libcli11-dev nlohmann-json3-dev libfmt-dev   # command line, JSON, formatting
-  libgtest-dev libgmock-dev libbenchmark-dev   # tests and benchmarks
   libvectorscan-dev libsystemd-dev            # kernel-log prefilter, the journal
-  systemd-journal-remote                       # tests: writes real journal files
-  clang libclang-rt-14-dev                     # libFuzzer targets
-  clang-format python3                         # format check, e2e test driver
   libtomlplusplus-dev                          # the health-threshold config file
-  python3-pytest                               # tests of the Python module
-  libsqlite3-dev sqlite3                       # the history store; tests read it back
+  libsqlite3-dev                               # the history store
   libcpp-httplib-dev                           # the exporter's HTTP server (with OpenSSL)
   libyaml-cpp-dev libcrypt-dev                 # web config (YAML), bcrypt basic-auth hashes
-  prometheus prometheus-node-exporter          # tests: promtool, a real scrape; bench baseline
-  slurm-wlm munge                              # tests: a real single-node Slurm
-  chromium                                     # tests: the status page in a real browser
-  openssl curl                                 # tests: TLS certificates, HTTP client
 )
+test=(
+  libgtest-dev libgmock-dev libbenchmark-dev   # unit tests and benchmarks
+  systemd-journal-remote                       # writes real journal files
+  clang-format python3-pytest                  # format check, Python module tests
+  sqlite3                                      # reads the history back
+  prometheus prometheus-node-exporter          # promtool, a real scrape; bench baseline
+  slurm-wlm munge                              # a real single-node Slurm
+  chromium                                     # the status page in a real browser
+  openssl curl                                 # TLS certificates, HTTP client
+  groff-base zsh fish                          # the man pages and completions, tried
+  dpkg-dev file                                # cpack's Debian packages (dpkg-shlibdeps)
+)
+fuzz=(clang libclang-rt-14-dev)                # libFuzzer targets
+daemons=(slurmctld slurmd munge prometheus prometheus-node-exporter)
+
+packages=("${build[@]}")
+case "${1:-}" in
+  "") ;;
+  --test) packages+=("${test[@]}") ;;
+  --fuzz) packages+=("${fuzz[@]}") ;;
+  *) echo "usage: deps.sh [--test|--fuzz]" >&2; exit 64 ;;
+esac
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,5 +52,26 @@ done
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
+
+# invoke-rc.d asks policy-rc.d before starting a service; 101 = "not allowed".
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  own_policy=1
+fi
+cleanup() { [ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"; }
+trap cleanup EXIT
+
 $sudo apt-get update -q
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# A service that started anyway (a systemd that ignores policy-rc.d): stop it.
+for d in "${daemons[@]}"; do
+  if command -v systemctl >/dev/null && systemctl is-active --quiet "$d" 2>/dev/null; then
+    $sudo systemctl stop "$d" || true
+    $sudo systemctl disable "$d" 2>/dev/null || true
+    echo "deps: stopped the $d service the package started"
+  fi
+done

@@ -8,7 +8,7 @@
 #   base64 -d > crash && build-fuzz/<target> crash
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh  # clang and libclang-rt-14-dev (libFuzzer); quick when installed
+bash scripts/deps.sh --fuzz  # clang and libclang-rt-14-dev (libFuzzer); quick when installed
 seconds=${FUZZ_SECONDS:-60}
 # A fixed seed makes CI's exploration repeatable (the same inputs in the same
 # order, as far as the time allows); FUZZ_SEED=0 lets libFuzzer pick one, for

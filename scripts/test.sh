@@ -15,7 +15,7 @@ stage() {
   stage_start=$SECONDS
   echo "== $1 (at ${SECONDS} s)"
 }
-bash scripts/deps.sh
+bash scripts/deps.sh --test
 jobs=$(nproc)
 
 stage "format check (clang-format, .clang-format)"
@@ -24,9 +24,12 @@ mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 
 clang-format --dry-run --Werror "${files[@]}"
 
 stage "build (warnings are errors) and test"
-cmake -S . -B build -G Ninja -DGD_WERROR=ON >/dev/null
+cmake -S . -B build -G Ninja -DGD_WERROR=ON -DGD_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
+
+stage "Debian packages: cpack, install, use, remove"
+bash tests/packages/deb_test.sh build
 
 stage "build and test under ASan + UBSan"
 cmake -S . -B build-asan -G Ninja -DGD_WERROR=ON -DGD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The Debian packages end to end: cpack builds them from BUILD_DIR, apt-get
+# installs them (as root: CI), then the installed tool is used as a user
+# would (the demo report, the man pages, bash completion, the C library
+# through pkg-config, the Python module), and they are removed again.
+#
+#   tests/packages/deb_test.sh BUILD_DIR
+set -euo pipefail
+build=$(realpath "${1:?usage: deb_test.sh BUILD_DIR}")
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deb_test: skipped (installing packages needs root)"
+  exit 0
+fi
+fail() { echo "deb_test: FAIL: $*" >&2; exit 1; }
+
+rm -rf "$build/packages"
+(cd "$build" && cpack >/dev/null)
+mapfile -t debs < <(ls "$build"/packages/*.deb)
+echo "deb_test: built ${debs[*]##*/}"
+for want in gpudoctor_ libgpudoctor_; do
+  printf '%s\n' "${debs[@]##*/}" | grep -q "^$want" || fail "no ${want%_} package"
+done
+for deb in "${debs[@]}"; do
+  dpkg-deb --info "$deb" | grep -q "Depends:.*nvidia" && fail "$deb depends on the NVIDIA driver"
+done
+
+installed=()
+cleanup() { [ ${#installed[@]} -eq 0 ] || apt-get purge -y -q "${installed[@]}" >/dev/null; }
+trap cleanup EXIT
+main=$(printf '%s\n' "${debs[@]}" | grep -E '/(gpudoctor|libgpudoctor)_')
+mapfile -t main <<<"$main"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${main[@]}" >/dev/null
+installed=(gpudoctor libgpudoctor)
+
+[ "$(command -v gpudoctor)" = /usr/bin/gpudoctor ] || fail "gpudoctor is not /usr/bin/gpudoctor"
+gpudoctor --version | grep -q "^gpudoctor " || fail "gpudoctor --version"
+demo=/usr/share/doc/gpudoctor/examples/ws-4x4090-ulimit.json
+set +e
+out=$(gpudoctor check --from "$demo" 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "check --from $demo exited $rc: $out"
+echo "$out" | grep -q "FAIL" || fail "the demo report has no FAIL: $out"
+gpudoctor serve --help | grep -q -- "--listen" || fail "gpudoctor serve (gpudoctor-serve) --help"
+man -w gpudoctor-check >/dev/null || fail "no man page gpudoctor-check(1)"
+MANWIDTH=80 man gpudoctor-history 2>/dev/null | grep -q -- "--history" || fail "man gpudoctor-history"
+bash -c 'source /usr/share/bash-completion/completions/gpudoctor; COMP_WORDS=(gpudoctor top);
+  COMP_CWORD=1; _gpudoctor; [ "${COMPREPLY[*]}" = topo ]' || fail "bash completion"
+[ -f /usr/share/zsh/vendor-completions/_gpudoctor ] || fail "zsh completion"
+[ -f /usr/share/fish/vendor_completions.d/gpudoctor.fish ] || fail "fish completion"
+pkg-config --exists gpudoctor || fail "pkg-config gpudoctor"
+/usr/bin/python3 -c "import gpudoctor" || fail "python3 -c 'import gpudoctor'"
+echo "deb_test: ok (installed, used, removed: ${installed[*]})"
