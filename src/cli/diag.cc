@@ -3,6 +3,7 @@
 // with a deadline while NVML is sampled, judge its answer, print the report,
 // keep the run in the history, exit with the verdict's code.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "cli/commands.h"
 #include "diag/evaluate.h"
 #include "diag/json.h"
+#include "diag/progress.h"
 #include "diag/run_helper.h"
 #include "diag/tests.h"
 #include "history/store.h"
@@ -136,7 +138,7 @@ int run_diag(const DiagArgs& args) {
   if (args.list_tests) {
     std::vector<ListedTest> rows;
     for (const auto& t : diag_tests()) rows.push_back({t.name, t.description, t.ids, t.level});
-    return print_listing(rows, args.json);
+    return print_listing(rows, args.json, "tests");
   }
   if (args.no_history && !args.history.empty()) {
     print_error("diag: --history and --no-history exclude each other");
@@ -200,7 +202,23 @@ int run_diag(const DiagArgs& args) {
                      .c_str());
   }
 
+  // Progress on stderr: a line per finished test; on a terminal also the
+  // test now running, on a line that the next one overwrites.
+  const bool tty = isatty(STDERR_FILENO) == 1;
+  bool transient = false;
+  if (!args.json) {
+    opt.on_helper_line = [&](std::string_view line) {
+      std::string done = diag_progress_line(line);
+      std::string running = tty ? diag_started_test(line) : "";
+      if (done.empty() && running.empty()) return;
+      if (transient) std::fputs("\r\033[K", stderr);
+      transient = !running.empty();
+      std::fputs(transient ? ("  ...   " + running).c_str() : (done + "\n").c_str(), stderr);
+      std::fflush(stderr);
+    };
+  }
   DiagRun run = run_diag_helper(opt);
+  if (transient) std::fputs("\r\033[K", stderr);
   std::vector<DiagFigure> figures = diag_figures(run, snapshot);
   Report report;
   report.findings = evaluate_diag(run, snapshot, figures);

@@ -190,6 +190,7 @@ DiagRun run_diag_helper(const DiagOptions& opt) {
   spec.env = opt.env;
   spec.max_stdout_bytes = kMaxHelperStdoutBytes;
   spec.max_stderr_bytes = kMaxHelperStderrBytes;
+  spec.on_stdout_line = opt.on_helper_line;
   size_t id = runner.start(spec);
 
   std::optional<SampleLoop> sampling;

@@ -4,8 +4,10 @@
 // throttle reasons under the load.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diag/result.h"
@@ -31,6 +33,8 @@ struct DiagOptions {
   std::string sampler_exe;  // the gpudoctor binary (`__probe-nvml-sampler`)
   std::string nvml_lib = "libnvidia-ml.so.1";
   double sample_interval_s = 1;
+  // Each line of the helper's output as it arrives (diag/progress.h).
+  std::function<void(std::string_view line)> on_helper_line;
 };
 
 // How long a run may take before it counts as hung: the tests' own length

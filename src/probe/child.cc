@@ -143,6 +143,17 @@ struct ChildRunner::Proc {
   Clock::time_point exit_time;
   size_t max_out = 0;
   size_t max_err = 0;
+  std::function<void(std::string_view)> on_line;
+  size_t lines_to = 0;  // result.out up to here went to on_line
+
+  // Hands on_line the whole lines that arrived since the last call.
+  void emit_lines() {
+    if (!on_line) return;
+    const std::string& out = result.out;
+    for (size_t nl; (nl = out.find('\n', lines_to)) != std::string::npos; lines_to = nl + 1) {
+      on_line(std::string_view(out).substr(lines_to, nl - lines_to));
+    }
+  }
 };
 
 ChildRunner::ChildRunner(Clock::time_point deadline) : deadline_(deadline) {}
@@ -165,6 +176,7 @@ size_t ChildRunner::start(const ChildSpec& spec) {
   p->start = Clock::now();
   p->max_out = spec.max_stdout_bytes;
   p->max_err = spec.max_stderr_bytes;
+  p->on_line = spec.on_stdout_line;
   size_t id = procs_.size();
   procs_.push_back(std::move(p));
   Proc* proc = procs_.back().get();
@@ -312,6 +324,7 @@ bool ChildRunner::step() {
       }
       if (now >= p->exit_time + kDrainGrace) {
         drain(p->out_fd, &p->result.out, p->max_out, false, &p->result.out_truncated);
+        p->emit_lines();
         drain(p->err_fd, &p->result.err_tail, p->max_err, true, nullptr);
         finish(p.get());
         finished_one = true;
@@ -351,6 +364,7 @@ bool ChildRunner::step() {
       if (!drain(p->out_fd, &p->result.out, p->max_out, false, &p->result.out_truncated)) {
         close_fd(&p->out_fd);
       }
+      p->emit_lines();
     } else if (kind == 1) {
       if (!drain(p->err_fd, &p->result.err_tail, p->max_err, true, nullptr)) {
         close_fd(&p->err_fd);

@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gd {
@@ -22,6 +24,9 @@ struct ChildSpec {
   std::vector<std::string> env;         // the complete environment, "NAME=value"
   size_t max_stdout_bytes = 4u << 20;   // the rest is read and dropped
   size_t max_stderr_bytes = 16u << 10;  // the tail is kept
+  // Called with each whole stdout line (no newline) as it arrives, within
+  // the bytes kept; for progress while a long child runs.
+  std::function<void(std::string_view line)> on_stdout_line;
 };
 
 struct ChildResult {

@@ -236,7 +236,13 @@ def test_healthy_level2(tmp):
     expect(p.returncode == 0, "a healthy level-2 run exits 0", p)
     expect("gpudoctor diag: level 2 on 8 GPUs, about" in p.stderr,
            "stderr says what runs and about how long", p)
-    expect(len(p.stderr.strip().splitlines()) == 1, "one line on stderr", p)
+    # Then a progress line per test as it finished (not a terminal: no
+    # "running" line), in the helper's order.
+    progress = p.stderr.strip().splitlines()[1:]
+    expect(all(re.match(r"  (pass|fail|error|skip) +\S", l) for l in progress),
+           "every other stderr line is a finished test", p)
+    expect(len(progress) == 8 * 10, "a progress line per test: 10 tests on each of 8 GPUs", p)
+    expect(progress[0].startswith("  pass  context 0000:18:00.0 ("), "context first", p)
     out = p.stdout
     expect(out.startswith("gpudoctor diag · level 2 · 8 GPUs"), "the header names level and GPUs", p)
     for bus in BUSES:
