@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
+#include <map>
 #include <set>
 
 #include "catalog/xid.h"
@@ -112,7 +114,12 @@ table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:.35rem .6rem;text-align:left;vertical-align:top}
 th{background:var(--head);font-weight:600;white-space:nowrap}
 td.num{text-align:right;white-space:nowrap}
-td.id,td.bus{white-space:nowrap}
+td.id,td.bus,td.name{white-space:nowrap}
+tr.gpu.fail td:first-child{box-shadow:inset 4px 0 var(--fail)}
+tr.gpu.warn td:first-child{box-shadow:inset 4px 0 var(--warn)}
+tr.gpu.fail{background:color-mix(in srgb,var(--fail) 9%,transparent)}
+tr.gpu.warn{background:color-mix(in srgb,var(--warn) 9%,transparent)}
+.follows{color:var(--mut)}
 td.mono,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
 .na{color:var(--mut)}
 .hot{color:var(--fail);font-weight:600}
@@ -135,7 +142,23 @@ std::string pair(const std::string& a, const std::string& b, const char* unit) {
   return a + " / " + b + unit;
 }
 
-void gpu_table(std::string& o, const NvmlInfo& nvml, const Snapshot* snap) {
+// Each GPU's worst problem (fail or warn) among the findings naming it.
+std::map<std::string, Severity> worst_by_gpu(const Report* r) {
+  std::map<std::string, Severity> out;
+  if (r == nullptr) return out;
+  for (const Finding& f : r->findings) {
+    if (f.severity != Severity::kFail && f.severity != Severity::kWarn) continue;
+    for (const std::string& bus : f.gpus) {
+      auto [it, fresh] = out.emplace(bus, f.severity);
+      if (!fresh && severity_weight(f.severity) > severity_weight(it->second)) {
+        it->second = f.severity;
+      }
+    }
+  }
+  return out;
+}
+
+void gpu_table(std::string& o, const NvmlInfo& nvml, const Snapshot* snap, const Report* report) {
   if (nvml.gpus.empty()) {
     o += "<p class=na>No GPU readings: NVML has not answered";
     if (snap && !snap->nvml.gpus.empty()) o += " (the last check saw some, below)";
@@ -146,14 +169,27 @@ void gpu_table(std::string& o, const NvmlInfo& nvml, const Snapshot* snap) {
        "<th>Temp</th><th>Power / limit</th><th>Memory used / total</th><th>Util</th>"
        "<th>Clocks SM / mem</th><th>PCIe link</th><th>ECC errors</th>"
        "<th>Throttle reasons</th></tr></thead>\n<tbody>\n";
-  for (const NvmlGpu& g : nvml.gpus) {
+  // Worst first, so a sick GPU of eight is the first row, marked; then in
+  // nvidia-smi order.
+  const std::map<std::string, Severity> worst = worst_by_gpu(report);
+  auto severity_of = [&](const NvmlGpu& g) {
+    auto it = g.pci_bus_id.ok() ? worst.find(g.pci_bus_id.value) : worst.end();
+    return it == worst.end() ? Severity::kOk : it->second;
+  };
+  std::vector<const NvmlGpu*> rows;
+  for (const NvmlGpu& g : nvml.gpus) rows.push_back(&g);
+  std::stable_sort(rows.begin(), rows.end(), [&](const NvmlGpu* a, const NvmlGpu* b) {
+    return severity_weight(severity_of(*a)) > severity_weight(severity_of(*b));
+  });
+  for (const NvmlGpu* gp : rows) {
+    const NvmlGpu& g = *gp;
     const NvmlHealth& h = g.health;
-    o += fmt::format("<tr class=gpu data-bus=\"{}\">",
+    o += fmt::format("<tr class=\"gpu {}\" data-bus=\"{}\">", sev_class(severity_of(g)),
                      esc(g.pci_bus_id.ok() ? g.pci_bus_id.value : ""));
     o += fmt::format("<td class=num>{}</td>", g.index);
     o += "<td class=mono>" + cell(g.pci_bus_id, [](const std::string& s) { return esc(s); }) +
          "</td>";
-    o += "<td>" + cell(g.name, [](const std::string& s) { return esc(s); }) + "</td>";
+    o += "<td class=name>" + cell(g.name, [](const std::string& s) { return esc(s); }) + "</td>";
     o += "<td class=num>" +
          cell(h.temperature_c,
               [&](int t) {
@@ -231,6 +267,9 @@ std::string finding_rows(const std::vector<Finding>& findings, int* ok, int* na)
         fmt::format("<tr class=\"finding {}\"><td><span class=\"badge {}\">{}</span></td>",
                     sev_class(f.severity), sev_class(f.severity), esc(severity_name(f.severity)));
     rows += "<td class=\"mono id\">" + esc(f.id) + "</td><td>" + esc(f.summary);
+    if (!f.follows_from.empty()) {
+      rows += " <span class=follows>(follows from <code>" + esc(f.follows_from) + "</code>)</span>";
+    }
     if (!f.evidence.empty()) {
       rows += "<details><summary>evidence</summary><pre>";
       for (const std::string& e : f.evidence) rows += esc(e) + "\n";
@@ -345,6 +384,9 @@ std::string render_status_page(const ExporterView& v) {
 
   o += "<!doctype html>\n<html lang=en>\n<head>\n<meta charset=utf-8>\n"
        "<meta name=viewport content=\"width=device-width, initial-scale=1\">\n";
+  // Reloads itself at the sampling period (no script: the CSP forbids it).
+  o += fmt::format("<meta http-equiv=refresh content={}>\n",
+                   static_cast<int>(std::clamp(v.interval_s, 5.0, 3600.0)));
   o += "<title>gpudoctor &middot; " + host + "</title>\n<style>" + kCss +
        "</style>\n</head>\n<body>\n";
 
@@ -381,22 +423,24 @@ std::string render_status_page(const ExporterView& v) {
   if (!v.history_ok)
     o += "<p class=meta><span class=stale>The last history write failed.</span></p>\n";
 
-  // GPUs: the live sample when there is one, else what the last check saw.
-  o += "<h2>GPUs</h2>\n";
-  if (v.sample.have_sample) {
-    gpu_table(o, v.sample.nvml, snap);
-  } else if (snap && !snap->nvml.gpus.empty()) {
-    o += "<p class=meta>No live sample yet: readings from the last check.</p>\n";
-    gpu_table(o, snap->nvml, snap);
-  } else {
-    gpu_table(o, NvmlInfo{}, snap);
-  }
-
+  // The findings first (the cause on top, in rank order), above the fold.
   o += "<h2>Findings</h2>\n";
   if (check) {
     findings_table(o, check->report);
   } else {
     o += "<p class=na>No check has finished yet.</p>\n";
+  }
+
+  // GPUs: the live sample when there is one, else what the last check saw.
+  const Report* report = check ? &check->report : nullptr;
+  o += "<h2>GPUs</h2>\n";
+  if (v.sample.have_sample) {
+    gpu_table(o, v.sample.nvml, snap, report);
+  } else if (snap && !snap->nvml.gpus.empty()) {
+    o += "<p class=meta>No live sample yet: readings from the last check.</p>\n";
+    gpu_table(o, snap->nvml, snap, report);
+  } else {
+    gpu_table(o, NvmlInfo{}, snap, report);
   }
 
   if (v.diag) diag_section(o, v);

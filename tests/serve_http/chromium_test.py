@@ -11,7 +11,10 @@ every NVML health value):
     --proxy-bypass-list=<-loopback>): the only requests are the page itself
     (and /favicon.ico, which the browser asks for on its own);
   - --dump-dom: the DOM has one GPU row per GPU of the snapshot and one
-    finding row per finding of /report.json that is not ok or n/a;
+    finding row per finding of /report.json that is not ok or n/a; the
+    findings (the cause first) come before the GPU table, the GPUs worst
+    first with their severity as the row's class, and a meta refresh
+    reloads the page;
   - --screenshot: a PNG is written (look at it: --keep DIR keeps it).
 
 usage: chromium_test.py GPUDOCTOR [FAKES_DIR] [--keep DIR]
@@ -146,9 +149,13 @@ def static_checks(page, fails):
                     "only same-origin links are allowed, found <%s %s=%r>" % (tag, attr, value))
     for t in ("script", "link", "iframe", "img", "object", "embed", "base", "meta"):
         if t == "meta":
-            continue  # charset and viewport only (no refresh): checked below
+            continue  # charset, viewport and a refresh of this page only: checked below
         fails.check(t not in p.tags, "the page has a <%s>" % t)
-    fails.check("http-equiv" not in page, "the page has a <meta http-equiv>")
+    # The one http-equiv: a reload of the page itself (seconds, no url=).
+    equivs = re.findall(r"<meta http-equiv[^>]*>", page)
+    fails.check(len(equivs) == 1 and re.fullmatch(r"<meta http-equiv=refresh content=\d+>",
+                                                  equivs[0]) is not None,
+                "the page's <meta http-equiv> must be one refresh of itself: %s" % equivs)
     fails.check("url(" not in page and "@import" not in page, "the CSS loads something")
     for a in ("/metrics", "/report.json"):
         fails.check(("a", "href", a) in p.refs, "no link to " + a)
@@ -230,10 +237,30 @@ def check_page(gd, browser, snapshot, label, tmp, keep, fails):
         print("%s: --dump-dom took %.1f s, %d bytes" % (label, time.time() - t0, len(dom)))
         fails.check(r.returncode == 0 and "<html" in dom,
                     "%s: chromium --dump-dom failed: %s" % (label, r.stderr[-2000:]))
-        rows = re.findall(r'<tr class="gpu" data-bus="([^"]*)"', dom)
+        rows = re.findall(r'<tr class="gpu ([a-z]+)" data-bus="([^"]*)"', dom)
         fails.check(len(rows) == n_gpus,
                     "%s: %d GPU rows in the DOM, the snapshot has %d GPUs" % (label, len(rows),
                                                                              n_gpus))
+        rank = {"fail": 0, "warn": 1, "info": 2, "ok": 3, "na": 4}
+        order = [rank.get(sev, 9) for sev, _ in rows]
+        fails.check(order == sorted(order), "%s: GPU rows not worst first: %s" % (label, rows))
+        # Each GPU a problem finding names is marked with that finding's severity.
+        worst = {}
+        for f in report.get("findings", []):
+            if f.get("severity") in ("fail", "warn"):
+                for bus in f.get("gpus", []):
+                    worst.setdefault(bus, rank[f["severity"]])
+                    worst[bus] = min(worst[bus], rank[f["severity"]])
+        for sev, bus in rows:
+            if bus in worst:
+                fails.check(rank[sev] == worst[bus], "%s: GPU %s is %s, its findings say %s"
+                            % (label, bus, sev, worst[bus]))
+        at_findings = min(i for i in (dom.find('id="findings"'), dom.find('id="no-findings"'))
+                          if i >= 0)
+        fails.check(0 <= at_findings < dom.find('id="gpus"'),
+                    "%s: the findings are not above the GPU table" % label)
+        fails.check(re.search(r'<meta http-equiv="refresh" content="\d+">', dom) is not None,
+                    "%s: no meta refresh" % label)
         dom_findings = re.findall(r'<tr class="finding [a-z]+">.*?<td class="mono id">([^<]+)</td>',
                                   dom, re.S)
         fails.check(dom_findings == shown,

@@ -63,7 +63,7 @@ TEST(StatusPage, OneRowPerGpuAndTheFindings) {
   v.xid_counts[{"0000:17:00.0", 79}] = 3;
   std::string html = render_status_page(v);
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
-  EXPECT_EQ(count(html, "<tr class=gpu "), 8u);
+  EXPECT_EQ(count(html, "<tr class=\"gpu "), 8u);
   EXPECT_NE(html.find("<span id=host>node-7</span>"), std::string::npos);
   EXPECT_NE(html.find("id=verdict class=\"badge fail\">fail<"), std::string::npos);
   // Only what is not ok is a row; the rest is counted.
@@ -80,6 +80,24 @@ TEST(StatusPage, OneRowPerGpuAndTheFindings) {
   EXPECT_NE(html.find("<a href=\"/metrics\">"), std::string::npos);
   EXPECT_NE(html.find("<a href=\"/report.json\">"), std::string::npos);
   EXPECT_EQ(html.find("<span class=stale>"), std::string::npos) << "fresh sample and check";
+}
+
+TEST(StatusPage, TheCauseAboveTheGpusAndTheSickGpuFirst) {
+  Finding cause = finding("fabric-manager.not-running", Severity::kFail, {});
+  Finding effect = finding("gpu.fallen-off-bus", Severity::kWarn, {"0000:5d:00.0"});
+  effect.follows_from = "fabric-manager.not-running";
+  Snapshot s = hgx_8xh100();
+  ExporterView v = view_of(s, {cause, effect}, Severity::kFail);
+  v.interval_s = 15;
+  std::string html = render_status_page(v);
+  EXPECT_LT(html.find("id=findings"), html.find("id=gpus"));
+  EXPECT_NE(html.find("(follows from <code>fabric-manager.not-running</code>)"), std::string::npos);
+  // The GPU the warning names is the first row, marked; the others follow
+  // in nvidia-smi order.
+  const std::string want = "<tr class=\"gpu warn\" data-bus=\"0000:5d:00.0\">";
+  EXPECT_EQ(html.substr(html.find("<tr class=\"gpu "), want.size()), want);
+  EXPECT_EQ(count(html, "<tr class=\"gpu ok\""), 7u);
+  EXPECT_NE(html.find("<meta http-equiv=refresh content=15>"), std::string::npos);
 }
 
 TEST(StatusPage, GpuValuesInUnits) {
@@ -169,7 +187,7 @@ TEST(StatusPage, FallsBackToTheChecksReadingsWithoutASample) {
   ExporterView v = view_of(hgx_8xh100(), {}, Severity::kOk);
   v.sample = SampleState{};
   std::string html = render_status_page(v);
-  EXPECT_EQ(count(html, "<tr class=gpu "), 8u);
+  EXPECT_EQ(count(html, "<tr class=\"gpu "), 8u);
   EXPECT_NE(html.find("readings from the last check"), std::string::npos);
 }
 
