@@ -286,6 +286,7 @@ void compare_reports(const std::vector<DiffNode>& nodes, std::vector<FieldDiff>*
     verdicts.push_back(severity_name(n.report.verdict));
   }
   add_field(out, "verdict", "report", "", names, verdicts);
+  out->back().healthy = "ok";
   // Per finding id and node: the worst severity raised and the GPUs concerned.
   struct Raised {
     Severity worst = Severity::kNotApplicable;
@@ -316,6 +317,7 @@ void compare_reports(const std::vector<DiffNode>& nodes, std::vector<FieldDiff>*
                                                            : finding_text(r.worst, r.gpus));
     }
     add_field(out, id, "report", "", names, column);
+    out->back().healthy = "not raised";
   }
 }
 
@@ -345,8 +347,27 @@ std::string FieldDiff::label() const {
   return field;
 }
 
+namespace {
+
+// "fail", "warn on 0000:18:00.0": a value of a report field that is a problem.
+bool problem_value(const std::string& v) { return v.starts_with("fail") || v.starts_with("warn"); }
+
+}  // namespace
+
+bool FieldDiff::problems() const {
+  return !healthy.empty() && !same() &&
+         std::any_of(groups.begin(), groups.end(),
+                     [](const ValueGroup& g) { return problem_value(g.value); });
+}
+
 std::vector<std::string> FieldDiff::odd_nodes() const {
   std::vector<std::string> out;
+  if (problems()) {
+    for (const auto& g : groups) {
+      if (problem_value(g.value)) out.insert(out.end(), g.nodes.begin(), g.nodes.end());
+    }
+    return out;
+  }
   if (majority < 0) return out;
   for (size_t i = 0; i < groups.size(); ++i) {
     if (static_cast<int>(i) == majority) continue;
@@ -379,7 +400,8 @@ bool DiffResult::drift() const {
 
 DiffResult diff_snapshots(const std::vector<const Snapshot*>& snapshots,
                           const std::vector<std::string>& files, const Config& config,
-                          const std::vector<const CheckEntry*>& checks) {
+                          const std::vector<const CheckEntry*>& checks,
+                          const std::vector<const Report*>& reports) {
   DiffResult d;
   std::vector<std::string> hostnames;
   for (const Snapshot* s : snapshots) hostnames.push_back(s->hostname);
@@ -389,7 +411,9 @@ DiffResult diff_snapshots(const std::vector<const Snapshot*>& snapshots,
     n.name = names[i];
     n.file = i < files.size() ? files[i] : "";
     n.snapshot = snapshots[i];
-    n.report = run_checks(*snapshots[i], config, checks);
+    n.report = i < reports.size() && reports[i] != nullptr
+                   ? *reports[i]
+                   : run_checks(*snapshots[i], config, checks);
     d.nodes.push_back(std::move(n));
   }
   if (d.nodes.empty()) return d;

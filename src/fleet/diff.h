@@ -41,10 +41,18 @@ struct FieldDiff {
   // Index into groups of the value more than half of the nodes hold; -1:
   // none does (a tie, or every value a minority).
   int majority = -1;
+  // Report fields: the healthy value ("ok", "not raised"). Where some node
+  // has a problem (a warn or fail value), the nodes with it are the odd ones,
+  // however many: a healthy node is never the odd one out, even among sick
+  // ones. A difference in notes (info) alone is drift like any other.
+  std::string healthy;
 
   bool same() const { return groups.size() <= 1; }
+  // A report field where some node has a warn or fail value.
+  bool problems() const;
   std::string label() const;  // "driver", "gpu 0000:18:00.0 vbios"
-  // The nodes outside the majority; empty when there is none.
+  // The nodes outside the majority (empty when there is none); where
+  // problems(), the nodes with a warn or fail value.
   std::vector<std::string> odd_nodes() const;
 };
 
@@ -56,7 +64,7 @@ struct DiffNode {
   std::string name;
   std::string file;
   const Snapshot* snapshot = nullptr;
-  Report report;  // the checks' report on the snapshot
+  Report report;  // the checks' report on the snapshot, or the one read (a report file)
 };
 
 struct DiffResult {
@@ -66,10 +74,12 @@ struct DiffResult {
 };
 
 // Compares the snapshots, named by node_names(); runs `checks` with
-// `config` on each for the report fields.
+// `config` on each for the report fields, except where `reports[i]` gives
+// the node's report already (a /report.json read back; empty: none do).
 DiffResult diff_snapshots(const std::vector<const Snapshot*>& snapshots,
                           const std::vector<std::string>& files, const Config& config,
-                          const std::vector<const CheckEntry*>& checks);
+                          const std::vector<const CheckEntry*>& checks,
+                          const std::vector<const Report*>& reports = {});
 
 struct DiffRenderOptions {
   bool verbose = false;  // also list the fields every node agrees on

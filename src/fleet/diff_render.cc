@@ -1,4 +1,5 @@
 // `gpudoctor diff` output: text for people, gpudoctor.diff/v1 JSON for tools.
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -18,11 +19,37 @@ std::string quoted(const std::string& v) {
   return v.find(' ') == std::string::npos ? v : "\"" + v + "\"";
 }
 
+std::string nodes_text(const std::vector<std::string>& nodes) {
+  return nodes.size() > 3 ? std::to_string(nodes.size()) + " nodes" : list(nodes);
+}
+
+// "finding xid.79: fail on gpu-node-02, gpu-node-03; not raised on 4 nodes":
+// the problems first, named, whether they are the many or the few; then
+// notes, then the healthy nodes.
+std::string report_line(const std::string& label, const FieldDiff& f) {
+  std::vector<std::string> parts;
+  const std::vector<std::string> odd = f.odd_nodes();
+  for (bool problem : {true, false}) {
+    for (const ValueGroup& g : f.groups) {
+      bool is_problem = std::find(odd.begin(), odd.end(), g.nodes.front()) != odd.end();
+      if (is_problem != problem || g.value == f.healthy) continue;
+      parts.push_back(quoted(g.value) + " on " + list(g.nodes));
+    }
+  }
+  for (const ValueGroup& g : f.groups) {
+    if (g.value == f.healthy) parts.push_back(f.healthy + " on " + nodes_text(g.nodes));
+  }
+  std::string out = label + ": ";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out;
+}
+
 // "driver: 550.54.15 on 4 nodes; gpu-node-02 has 550.90.07"
 // "driver: no majority: 550.54.15 on a, b; 550.90.07 on c, d"
-std::string field_line(const FieldDiff& f) {
-  std::string out = f.label() + ": ";
+std::string field_line(const FieldDiff& f, const std::string& label) {
+  std::string out = label + ": ";
   if (f.same()) return out + "same (" + (f.groups.empty() ? "" : f.groups[0].value) + ")";
+  if (f.problems()) return report_line(label, f);
   if (f.majority < 0) {
     out += "no majority: ";
     for (size_t i = 0; i < f.groups.size(); ++i) {
@@ -40,6 +67,47 @@ std::string field_line(const FieldDiff& f) {
   return out;
 }
 
+// One line of the text per differing field, except that the GPUs differing
+// alike in one field (the same values on the same nodes: a power limit
+// changed on all eight GPUs of one node) share a line:
+// "gpu 0000:18:00.0, 0000:2a:00.0 power_limit" or "8 GPUs power_limit".
+struct Shown {
+  const FieldDiff* field;
+  std::string label;
+};
+
+std::string gpu_fold_key(const FieldDiff& f) {
+  std::string key = f.field;
+  for (const ValueGroup& g : f.groups) key += "\x1f" + g.value + "\x1e" + list(g.nodes);
+  return key;
+}
+
+std::vector<Shown> shown_fields(const DiffResult& d, bool verbose) {
+  std::map<std::string, std::vector<const FieldDiff*>> alike;
+  for (const auto& f : d.fields) {
+    if (f.scope == "gpu" && !f.same()) alike[gpu_fold_key(f)].push_back(&f);
+  }
+  std::vector<Shown> out;
+  for (const auto& f : d.fields) {
+    if (f.same() && !verbose) continue;
+    if (f.scope != "gpu" || f.same()) {
+      out.push_back({&f, f.label()});
+      continue;
+    }
+    const auto& group = alike[gpu_fold_key(f)];
+    if (group.size() == 1) {
+      out.push_back({&f, f.label()});
+    } else if (group.front() == &f) {
+      std::vector<std::string> gpus;
+      for (const FieldDiff* g : group) gpus.push_back(g->gpu);
+      const std::string which =
+          gpus.size() > 4 ? std::to_string(gpus.size()) + " GPUs" : "gpu " + list(gpus);
+      out.push_back({&f, which + " " + f.field});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_diff_text(const DiffResult& d, const DiffRenderOptions& opt) {
@@ -48,15 +116,18 @@ std::string render_diff_text(const DiffResult& d, const DiffRenderOptions& opt) 
   std::string out =
       "gpudoctor diff: " + std::to_string(d.nodes.size()) + " nodes: " + list(names) + "\n\n";
   size_t differ = 0;
-  std::map<std::string, std::vector<std::string>> odd;  // node -> fields it is odd in
+  // node -> the fields it drifted in (outside the majority), and the report
+  // fields where it has a problem (whether few or many nodes have it).
+  std::map<std::string, std::vector<std::string>> odd, sick;
   std::vector<std::string> no_majority;
-  for (const auto& f : d.fields) {
+  for (const auto& f : d.fields) differ += f.same() ? 0 : 1;
+  for (const Shown& s : shown_fields(d, opt.verbose)) {
+    const FieldDiff& f = *s.field;
     if (!f.same()) {
-      ++differ;
-      for (const auto& n : f.odd_nodes()) odd[n].push_back(f.label());
-      if (f.majority < 0) no_majority.push_back(f.label());
+      for (const auto& n : f.odd_nodes()) (f.problems() ? sick : odd)[n].push_back(s.label);
+      if (f.majority < 0 && !f.problems()) no_majority.push_back(s.label);
     }
-    if (!f.same() || opt.verbose) out += field_line(f) + "\n";
+    out += field_line(f, s.label) + "\n";
   }
   // Every node failing alike is no drift, but it must not pass unsaid.
   for (const auto& f : d.fields) {
@@ -71,11 +142,12 @@ std::string render_diff_text(const DiffResult& d, const DiffRenderOptions& opt) 
            std::to_string(d.fields.size()) + " fields compared.\n";
     return out;
   }
-  if (!odd.empty()) {
-    out += "\nOdd ones out:\n";
+  for (const auto& [title, by_node] : {std::pair{"Odd ones out", &odd}, {"Problems", &sick}}) {
+    if (by_node->empty()) continue;
+    out += std::string("\n") + title + ":\n";
     for (const auto& n : d.nodes) {
-      auto it = odd.find(n.name);
-      if (it != odd.end()) out += "  " + n.name + ": " + list(it->second) + "\n";
+      auto it = by_node->find(n.name);
+      if (it != by_node->end()) out += "  " + n.name + ": " + list(it->second) + "\n";
     }
   }
   if (!no_majority.empty())
@@ -95,13 +167,13 @@ std::string render_diff_json(const DiffResult& d) {
     }
     nodes.push_back({{"name", n.name},
                      {"file", n.file},
-                     {"hostname", n.snapshot->hostname},
+                     {"host", n.snapshot->hostname},
                      {"taken_at", n.snapshot->taken_at},
                      {"verdict", severity_name(n.report.verdict)},
                      {"findings", findings}});
   }
   nlohmann::json fields = nlohmann::json::array();
-  std::map<std::string, std::vector<std::string>> odd;
+  std::map<std::string, std::vector<std::string>> odd, sick;
   for (const auto& f : d.fields) {
     nlohmann::json groups = nlohmann::json::array();
     for (const auto& g : f.groups) groups.push_back({{"value", g.value}, {"nodes", g.nodes}});
@@ -113,17 +185,19 @@ std::string render_diff_json(const DiffResult& d) {
                         ? nlohmann::json(nullptr)
                         : nlohmann::json(f.groups[static_cast<size_t>(f.majority)].value);
     j["groups"] = groups;
-    j["odd_nodes"] = f.odd_nodes();
-    for (const auto& n : f.odd_nodes()) odd[n].push_back(f.label());
+    // Report fields: the nodes with the problem ("problem_nodes"), never
+    // called odd; the others: the nodes outside the majority.
+    j[f.problems() ? "problem_nodes" : "odd_nodes"] = f.odd_nodes();
+    for (const auto& n : f.odd_nodes()) (f.problems() ? sick : odd)[n].push_back(f.label());
     fields.push_back(std::move(j));
   }
   nlohmann::json odd_json = nlohmann::json::object();
   for (const auto& [n, labels] : odd) odd_json[n] = labels;
-  nlohmann::json doc = {{"schema", kDiffSchema},
-                        {"drift", d.drift()},
-                        {"nodes", nodes},
-                        {"fields", fields},
-                        {"odd_nodes", odd_json}};
+  nlohmann::json sick_json = nlohmann::json::object();
+  for (const auto& [n, labels] : sick) sick_json[n] = labels;
+  nlohmann::json doc = {{"schema", kDiffSchema}, {"drift", d.drift()},
+                        {"nodes", nodes},        {"fields", fields},
+                        {"odd_nodes", odd_json}, {"problem_nodes", sick_json}};
   return doc.dump(2) + "\n";
 }
 

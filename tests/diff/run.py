@@ -42,7 +42,11 @@ CASES = [
     ("no-file", [], 64, ("err",)),
     ("missing-file", [node(1), "nodes/no-such-node.json"], 3, ("err",)),
     ("not-json", [node(1), "bad/not-json.json"], 3, ("err",)),
-    ("not-a-snapshot", [node(1), "bad/report.json"], 3, ("err",)),
+    # Reports (check --json, /report.json) recorded from three of the nodes.
+    ("reports", ["reports/gpu-node-01.json", "reports/gpu-node-03.json",
+                 "reports/gpu-node-04.json"], 1, ("txt",)),
+    # A report beside a snapshot: reports compare with reports only.
+    ("not-a-snapshot", [node(1), "bad/report.json"], 64, ("err",)),
 ]
 
 

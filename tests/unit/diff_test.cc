@@ -7,6 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fleet/identity.h"
+#include "fleet/report_input.h"
+#include "report/render.h"
+#include "report/report.h"
 #include "snapshot_builders.h"
 
 namespace gd {
@@ -202,6 +205,69 @@ TEST(DiffSnapshots, FailingNodeAmongPassingOnes) {
   ASSERT_NE(fm, nullptr);
   EXPECT_EQ(fm->groups[0].value, "not raised");
   EXPECT_EQ(fm->groups[1].nodes, (std::vector<std::string>{"node-1"}));
+}
+
+TEST(DiffSnapshots, AHealthyNodeIsNeverTheOddOneOut) {
+  // Three of four nodes fail alike: the problem is theirs, not the healthy
+  // node's, though it is the one in the minority.
+  Fleet fleet = hgx_fleet(4);
+  for (int i = 0; i < 3; ++i) fixtures::fail_cuda(fleet.snaps[i], 802);
+  DiffResult d = fleet.run();
+  const FieldDiff* verdict = field(d, "verdict");
+  ASSERT_NE(verdict, nullptr);
+  EXPECT_EQ(verdict->odd_nodes(), (std::vector<std::string>{"node-1", "node-2", "node-3"}));
+  std::string text = render_diff_text(d, {});
+  EXPECT_NE(text.find("verdict: fail on node-1, node-2, node-3; ok on node-4\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nProblems:\n  node-1: verdict"), std::string::npos) << text;
+  EXPECT_EQ(text.find("  node-4:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Odd ones out"), std::string::npos) << text;
+}
+
+TEST(DiffSnapshots, OneChangeOnEveryGpuIsOneLine) {
+  Fleet fleet = hgx_fleet(3);
+  for (auto& s : fleet.snaps) {
+    for (auto& g : s.nvml.gpus) g.health.power_limit_mw = nv_ok(uint32_t{700000});
+  }
+  for (auto& g : fleet.snaps[1].nvml.gpus) g.health.power_limit_mw = nv_ok(uint32_t{600000});
+  DiffResult d = fleet.run();
+  std::string text = render_diff_text(d, {});
+  EXPECT_NE(text.find("8 GPUs power_limit: \"700 W\" on 2 nodes; node-2 has \"600 W\"\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("gpu 0000:18:00.0 power_limit"), std::string::npos) << text;
+  EXPECT_NE(text.find("  node-2: 8 GPUs power_limit"), std::string::npos) << text;
+  // The JSON keeps one field per GPU.
+  EXPECT_FALSE(field(d, "gpu 0000:db:00.0 power_limit")->same());
+}
+
+TEST(DiffReports, ReportsReadBackCompareLikeSnapshots) {
+  // Two nodes' /report.json: one healthy, one failing; diffed from the
+  // reports alone (no snapshot, no checks run again).
+  Fleet fleet = hgx_fleet(2);
+  fixtures::fail_cuda(fleet.snaps[1], 802);
+  std::vector<const CheckEntry*> checks;
+  for (const auto& c : all_checks()) checks.push_back(&c);
+  std::vector<ReportInput> inputs;
+  for (const Snapshot& s : fleet.snaps) {
+    Report r = run_checks(s, Config{}, checks);
+    r.snapshot = &s;
+    auto in = report_input_from_json(nlohmann::json::parse(render_json(r)));
+    ASSERT_TRUE(in.ok()) << in.error();
+    EXPECT_EQ(in->report.verdict, r.verdict);
+    EXPECT_EQ(in->snapshot.nvml.gpus.size(), 8u);
+    inputs.push_back(std::move(*in));
+  }
+  std::vector<const Snapshot*> snaps = {&inputs[0].snapshot, &inputs[1].snapshot};
+  std::vector<const Report*> reports = {&inputs[0].report, &inputs[1].report};
+  DiffResult d = diff_snapshots(snaps, {"a.json", "b.json"}, Config{}, {}, reports);
+  EXPECT_EQ(d.nodes[0].name, "node-1");
+  EXPECT_EQ(field(d, "verdict")->odd_nodes(), (std::vector<std::string>{"node-2"}));
+  EXPECT_TRUE(field(d, "gpu 0000:18:00.0 model")->same());
+  EXPECT_FALSE(report_input_from_json(nlohmann::json::parse(R"({"schema":"x"})")).ok());
+  EXPECT_FALSE(report_input_from_json(
+                   nlohmann::json::parse(R"({"schema":"gpudoctor.report/v1","findings":[7]})"))
+                   .ok());
 }
 
 TEST(DiffSnapshots, StrayVisibleDevicesOnTwoOfFour) {
