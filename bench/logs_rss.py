@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Peak memory of `gpudoctor logs --file` (and `check` on a kern.log)
+"""Peak memory of `gpudoctor logs --from` (and `check` on a kern.log)
 against the size of the log (issue 20: under 64 MiB on 1 GiB of any log).
 
 For each size it generates a log of dmesg lines, either all Xids (every
 line decoded: the worst case) or mixed (one Xid in 50 lines), and runs:
 
-  gpudoctor logs --json --file LOG   peak RSS (wait4's ru_maxrss), time
+  gpudoctor logs --json --from LOG   peak RSS (wait4's ru_maxrss), time
   grep -c NVRM LOG                   the baseline: a streaming reader
 
 and checks that the Xid count gpudoctor prints equals the count it wrote.
@@ -108,7 +108,7 @@ def main():
         for kind in kinds:
             for mib in sizes:
                 xids = generate(log, mib, 0 if kind == "xid" else 50)
-                rc, out, rss, secs = measure([gd, "logs", "--json", "--file", log])
+                rc, out, rss, secs = measure([gd, "logs", "--json", "--from", log])
                 count = sum(e["count"] for e in json.loads(out)["events"]) if rc == 0 else -1
                 grc, gout, grss, gsecs = measure(["grep", "-c", "NVRM", log])
                 row = (f"{kind:>6} {os.path.getsize(log) >> 20:>5} {xids:>10} | "

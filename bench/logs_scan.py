@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Kernel-log scanning benchmark: `gpudoctor logs --file F --json` against `grep -c NVRM F`.
+"""Kernel-log scanning benchmark: `gpudoctor logs --from F --json` against `grep -c NVRM F`.
 
 Generates (seeded, so every run scans the same bytes) a kernel log in dmesg form
 "[%12.6f] msg" of about --size bytes (default 1 GiB) in a temporary directory:
@@ -363,10 +363,10 @@ def generate(path, size, seed):
 
 
 def run_gpudoctor(binary, path):
-    p = subprocess.run([binary, "logs", "--file", path, "--json"], capture_output=True,
+    p = subprocess.run([binary, "logs", "--from", path, "--json"], capture_output=True,
                        text=True, check=False)
     if p.returncode not in (0, 1, 2):
-        sys.exit("logs_scan: %s logs --file exited %d: %s" % (binary, p.returncode,
+        sys.exit("logs_scan: %s logs --from exited %d: %s" % (binary, p.returncode,
                                                               p.stderr.strip()[:500]))
     try:
         return json.loads(p.stdout)
@@ -455,12 +455,12 @@ def main():
         else:
             print("decode: every planted event found with its count, nothing else")
 
-        gd_argv = [binary, "logs", "--file", path, "--json"]
+        gd_argv = [binary, "logs", "--from", path, "--json"]
         grep_argv = ["grep", "-c", "NVRM", path]
         gd_s = best_time(gd_argv, args.runs)
         grep_s = best_time(grep_argv, args.runs)
         ratio = gd_s / grep_s
-        print("gpudoctor logs --file --json: %.3f s, %7.0f MB/s (best of %d)" % (
+        print("gpudoctor logs --from --json: %.3f s, %7.0f MB/s (best of %d)" % (
             gd_s, size / gd_s / 1e6, args.runs))
         print("grep -c NVRM:                 %.3f s, %7.0f MB/s (best of %d)" % (
             grep_s, size / grep_s / 1e6, args.runs))

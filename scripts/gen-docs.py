@@ -35,10 +35,11 @@ def render(checks, tests):
 
 def main():
     gd = sys.argv[1]
-    def listing(*args):
+    def listing(key, *args):
         return json.loads(subprocess.run([gd, *args, "--json"], capture_output=True, text=True,
-                                         check=True).stdout)
-    text = render(listing("check", "--list-checks"), listing("diag", "--list-tests"))
+                                         check=True).stdout)[key]
+    text = render(listing("checks", "check", "--list-checks"),
+                  listing("tests", "diag", "--list-tests"))
     if "--check" in sys.argv:
         with open(TARGET) as f:
             if f.read() != text:

@@ -5,6 +5,7 @@
 
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -61,22 +62,36 @@ std::string gpu_title(const Snapshot& s, const std::string& bdf) {
   return out + ")";
 }
 
-std::string occurrence_text(const KernelEvent& e) {
+namespace {
+
+// A boot-clock stamp ("[ 3014.443126]") is no time of day: the wall time
+// goes before it when it is known.
+std::string stamp_text(const std::string& stamp, std::optional<int64_t> unix_s) {
+  if (!unix_s || stamp.empty() || stamp[0] != '[') return stamp;
+  std::string wall = iso_time_s(*unix_s);
+  return wall.empty() ? stamp : wall + " " + stamp;
+}
+
+}  // namespace
+
+std::string occurrence_text(const KernelEvent& e, bool to_log_end) {
   std::string out;
   if (e.count > 1) {
     out = std::to_string(e.count) + " times";
-    if (!e.first.empty()) out += ", first " + e.first;
-    if (!e.last.empty()) out += ", last " + e.last;
+    if (!e.first.empty()) out += ", first " + stamp_text(e.first, e.first_unix_s);
+    if (!e.last.empty()) out += ", last " + stamp_text(e.last, e.last_unix_s);
   } else {
-    out = e.last.empty() ? "once" : "at " + e.last;
+    out = e.last.empty() ? "once" : "at " + stamp_text(e.last, e.last_unix_s);
   }
-  if (e.age_s) out += " (" + format_age(*e.age_s) + " ago)";
+  if (e.age_s) {
+    out += " (" + format_age(*e.age_s) + (to_log_end ? " before the log's last line)" : " ago)");
+  }
   return out;
 }
 
 std::string event_evidence(const Snapshot& s, const KernelEvent& e) {
   std::string who = e.gpu.empty() ? "" : gpu_title(s, e.gpu) + ": ";
-  return who + occurrence_text(e) + ": " + e.line;
+  return who + occurrence_text(e, s.kernel_log.ages_to_log_end) + ": " + e.line;
 }
 
 std::string unfolded_text(const KernelLogInfo& k) {

@@ -31,7 +31,8 @@ GpuNaming gpu_naming(const Snapshot& s, const std::string& bdf);
 std::string gpu_title(const Snapshot& s, const std::string& bdf);
 
 // "3 times, first [  1.0], last [  9.0] (12 min ago)", "at Dec 02 10:41:05", "once".
-std::string occurrence_text(const KernelEvent& e);
+// `to_log_end`: the ages count back from the log's last line (a file), not now.
+std::string occurrence_text(const KernelEvent& e, bool to_log_end);
 // One evidence line: who, how often, when, and the log line itself.
 std::string event_evidence(const Snapshot& s, const KernelEvent& e);
 

@@ -2,6 +2,8 @@
 // report, exit with the verdict's code.
 #include "checks/check.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -20,14 +22,13 @@ namespace {
 int list_checks(bool json) {
   std::vector<ListedTest> rows;
   for (const auto& c : all_checks()) rows.push_back({c.name, c.description, c.ids});
-  return print_listing(rows, json);
+  return print_listing(rows, json, "checks");
 }
 
 }  // namespace
 
 void setup_check(CLI::App* app, CheckArgs* args) {
-  app->add_option("--from", args->from, "Analyse a snapshot recorded by `gpudoctor snapshot`")
-      ->option_text("FILE");
+  add_from_option(app, &args->from, "Analyse");
   app->add_flag("--json", args->json, "Print the gpudoctor.report/v1 JSON report");
   app->add_flag("--list-checks", args->list_checks, "List the checks and the ids they emit");
   app->add_flag("-v,--verbose", args->verbose,
@@ -99,6 +100,7 @@ int run_check(const CheckArgs& args) {
   std::string out =
       json ? render_json(report)
            : escape_controls(render_text(report, {.verbose = args.verbose, .quiet = args.quiet}));
+  if (!json && color_wanted(STDOUT_FILENO)) out = colorize_report(out);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_code_for(report.verdict);
 }

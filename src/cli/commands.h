@@ -21,6 +21,8 @@ inline constexpr int kExitInternal = 3;  // the tool could not decide
 
 // "gpudoctor: <message>" on stderr, one line.
 void print_error(std::string_view message);
+// Colour on a terminal unless NO_COLOR is set (no-color.org) or TERM=dumb.
+bool color_wanted(int fd);
 
 // One row of `check --list-checks` or `diag --list-tests`: a name, what it
 // verifies, the finding ids it may give and, for diag, the lowest level that
@@ -31,8 +33,9 @@ struct ListedTest {
   std::vector<std::string> ids;
   int level = 0;
 };
-// Prints the rows as text or (json) as a JSON array; returns exit code 0.
-int print_listing(const std::vector<ListedTest>& rows, bool json);
+// Prints the rows as text or (json) as {"schema": "gpudoctor.KIND/v1", KIND: [...]}
+// (kind "checks" or "tests"); returns exit code 0.
+int print_listing(const std::vector<ListedTest>& rows, bool json, const std::string& kind);
 
 // --root, --nvml-lib, --cuda-lib, --cudart-lib, --deadline.
 void add_probe_options(CLI::App* app, ProbeOptions* opt);
@@ -44,6 +47,8 @@ CLI::Validator unsigned_64();
 // --config FILE (health thresholds) and --log-window DURATION, as every
 // command that runs the checks takes them.
 void add_config_option(CLI::App* app, std::string* path);
+// --from SNAPSHOT: `what` starts the help ("Analyse", "Map", ...).
+void add_from_option(CLI::App* app, std::string* path, const std::string& what);
 void add_log_window_option(CLI::App* app, std::string* window);
 // --only / --skip IDS (check names, finding ids, areas, globs), as every
 // command that judges takes them.
@@ -161,8 +166,8 @@ struct ServeArgs {
   std::vector<std::string> only;          // --only IDS
   std::vector<std::string> skip;          // --skip IDS
 };
-void setup_serve(CLI::App* app, ServeArgs* args);  // in gpudoctor-serve only
-int run_serve(const ServeArgs& args);
+void setup_serve(CLI::App* app, ServeArgs* args);
+int run_serve(const ServeArgs& args);  // in gpudoctor-serve only
 // `gpudoctor serve ...` becomes gpudoctor-serve (beside this binary, else on
 // PATH) with the same arguments; returns only when that fails (exit 3).
 int exec_serve_binary(char** argv);
@@ -181,6 +186,7 @@ struct LabelsArgs {
   ProbeOptions probe;
   std::string from;               // --from SNAPSHOT
   std::string nfd_dir;            // --nfd-dir DIR: write the NFD feature file there
+  bool json = false;              // --json: print the labels as gpudoctor.labels/v1
   std::string config;             // --config FILE
   std::string log_window = "2h";  // --log-window, as for check
   std::string expiry;             // --expiry DURATION: NFD drops the labels after it; "" never

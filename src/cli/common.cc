@@ -5,8 +5,10 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "probe/text.h"
@@ -19,14 +21,15 @@ void print_error(std::string_view message) {
   std::fprintf(stderr, "gpudoctor: %.*s\n", static_cast<int>(message.size()), message.data());
 }
 
-int print_listing(const std::vector<ListedTest>& rows, bool json) {
+int print_listing(const std::vector<ListedTest>& rows, bool json, const std::string& kind) {
   if (json) {
-    nlohmann::json out = nlohmann::json::array();
+    nlohmann::json list = nlohmann::json::array();
     for (const auto& r : rows) {
       nlohmann::json row = {{"name", r.name}, {"description", r.description}, {"ids", r.ids}};
       if (r.level > 0) row["level"] = r.level;
-      out.push_back(row);
+      list.push_back(row);
     }
+    nlohmann::ordered_json out = {{"schema", "gpudoctor." + kind + "/v1"}, {kind, list}};
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return 0;
   }
@@ -91,11 +94,24 @@ Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& prob
   return collect_snapshot(opt);
 }
 
+bool color_wanted(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  if (no_color != nullptr && *no_color != '\0') return false;
+  if (term != nullptr && std::string_view(term) == "dumb") return false;
+  return isatty(fd) == 1;
+}
+
 void add_config_option(CLI::App* app, std::string* path) {
   app->add_option("--config", *path,
                   "Health thresholds (TOML, docs/config.md); default $GPUDOCTOR_CONFIG, else "
                   "built-in")
       ->option_text("FILE");
+}
+
+void add_from_option(CLI::App* app, std::string* path, const std::string& what) {
+  app->add_option("--from", *path, what + " a snapshot recorded by `gpudoctor snapshot`")
+      ->option_text("SNAPSHOT");
 }
 
 void add_log_window_option(CLI::App* app, std::string* window) {

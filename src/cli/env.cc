@@ -21,10 +21,12 @@ constexpr int kExitNoFitGpu = 2;
 }  // namespace
 
 void setup_env(CLI::App* app, EnvArgs* args) {
-  app->add_option("--format", args->format, "sh (default), fish, docker or k8s")
+  app->add_option("--format", args->format, "sh (default), fish, docker, k8s or json")
       ->option_text("FORMAT");
-  app->add_option("--from", args->from, "Use a snapshot recorded by `gpudoctor snapshot`")
-      ->option_text("FILE");
+  app->add_flag_callback(
+      "--json", [args] { args->format = "json"; },
+      "Print gpudoctor.env/v1 JSON (as --format json)");
+  add_from_option(app, &args->from, "Use");
   add_config_option(app, &args->config);
   add_probe_options(app, &args->probe);
 }
@@ -32,7 +34,7 @@ void setup_env(CLI::App* app, EnvArgs* args) {
 int run_env(const EnvArgs& args) {
   auto format = parse_env_format(args.format);
   if (!format) {
-    print_error("env: --format " + args.format + " is not one of sh, fish, docker, k8s");
+    print_error("env: --format " + args.format + " is not one of sh, fish, docker, k8s, json");
     return kExitUsage;
   }
   JobCheck c;

@@ -20,6 +20,12 @@ namespace {
 // Pasted text is small; a runaway pipe (`yes |`, /dev/zero) is refused at
 // the cap while reading, not after (util/read_file.h).
 Result<std::string> read_input(const std::string& path) {
+  // On a terminal a silent wait reads as a hang: say what is expected.
+  if (path == "-" && isatty(STDIN_FILENO)) {
+    std::fprintf(stderr,
+                 "gpudoctor explain: paste the error output or log, then press Ctrl-D on an "
+                 "empty line (or give a file: gpudoctor explain FILE)\n");
+  }
   auto r = path == "-" ? read_fd_capped(STDIN_FILENO, kExplainCapBytes)
                        : read_file_capped(path, kExplainCapBytes);
   if (r.ok()) return r;

@@ -387,11 +387,14 @@ std::string render_json(const Answer& a) {
 
 void setup_history(CLI::App* app, HistoryArgs* args) {
   std::string where = default_history_path();
-  app->add_option("--db", args->db,
+  app->add_option("--history", args->db,
                   "The history database `gpudoctor serve` writes (default: " +
                       (where.empty() ? std::string("~/.local/state/gpudoctor/history.db") : where) +
                       ")")
       ->option_text("FILE");
+  // The flag's first name, kept working for scripts but no longer shown:
+  // every other command calls the database --history.
+  app->add_option("--db", args->db)->group("");
   app->add_option("--since", args->since,
                   "Only this window: a duration back from now (2h, 1d), today, yesterday, or a "
                   "date/time (2026-03-01, 2026-03-01T14:00, with Z or +02:00 for a zone; local "
@@ -434,13 +437,13 @@ int run_history(const HistoryArgs& args) {
   a.gpu_query = args.gpu;
   a.db = args.db.empty() ? default_history_path() : args.db;
   if (a.db.empty()) {
-    print_error("no history path: HOME is not set (give --db FILE)");
+    print_error("no history path: HOME is not set (give --history FILE)");
     return kExitInternal;
   }
   struct stat st {};
   if (stat(a.db.c_str(), &st) != 0 && errno == ENOENT) {
     print_error("no history at " + a.db +
-                " (`gpudoctor serve` writes it; --db FILE reads another)");
+                " (`gpudoctor serve` writes it; --history FILE reads another)");
     return kExitInternal;
   }
   auto db = HistoryReader::open(a.db);

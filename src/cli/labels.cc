@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "config/config.h"
@@ -96,8 +97,11 @@ void setup_labels(CLI::App* app, LabelsArgs* args) {
                   "Write the feature file DIR/gpudoctor atomically (NFD's features.d: "
                   "/etc/kubernetes/node-feature-discovery/features.d); default: print it")
       ->option_text("DIR");
-  app->add_option("--from", args->from, "Label from a snapshot recorded by `gpudoctor snapshot`")
-      ->option_text("SNAPSHOT");
+  add_from_option(app, &args->from, "Label from");
+  app->add_flag("--json", args->json,
+                "Print {\"schema\": \"gpudoctor.labels/v1\", \"labels\": {name: value}} instead "
+                "of the feature file")
+      ->excludes("--nfd-dir");
   add_config_option(app, &args->config);
   add_log_window_option(app, &args->log_window);
   add_selection_options(app, &args->only, &args->skip);
@@ -143,7 +147,15 @@ int run_labels(const LabelsArgs& args) {
   }
   const Snapshot& snapshot = *loaded;
   Report report = run_checks(snapshot, *config, *checks, config->only, config->skip);
-  std::string content = render_nfd(snapshot, nfd_labels(snapshot, report), file);
+  const std::vector<NfdLabel> labels = nfd_labels(snapshot, report);
+  if (args.json) {
+    nlohmann::ordered_json by_name = nlohmann::ordered_json::object();
+    for (const auto& l : labels) by_name[l.name] = l.value;
+    nlohmann::ordered_json j = {{"schema", "gpudoctor.labels/v1"}, {"labels", by_name}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::string content = render_nfd(snapshot, labels, file);
   if (args.nfd_dir.empty()) {
     std::fwrite(content.data(), 1, content.size(), stdout);
     return 0;

@@ -30,7 +30,7 @@ void print(const std::string& text) {
 }
 
 // The GPUs of this machine (sysfs and /proc/driver/nvidia, no NVML) to put
-// index, name and UUID next to a PCI address. Not for a --file, which may
+// index, name and UUID next to a PCI address. Not for a `--from` file, which may
 // come from another machine.
 void probe_identity(const std::string& root, Snapshot* s) {
   ProbeOptions opt;
@@ -46,10 +46,11 @@ void setup_logs(CLI::App* app, LogsArgs* args) {
                   "Only events since then: a duration back from now (90s, 30m, 2h, 1d), today, "
                   "yesterday, a date or a time (2026-03-01 14:00)")
       ->option_text("WHEN");
-  app->add_option("--file", args->file,
-                  "Read this log instead (dmesg, dmesg -T, journal, syslog or kmsg form; - for "
-                  "stdin)")
+  app->add_option("--from", args->file,
+                  "Read this saved log instead of this machine's (dmesg, dmesg -T, journal, "
+                  "syslog or kmsg form; - for stdin)")
       ->option_text("FILE");
+  app->add_option("--file", args->file)->group("");  // its first name, kept for scripts
   app->add_flag("-f,--follow", args->follow, "Keep printing new events as they are logged");
   app->add_flag("--json", args->json,
                 "Print {\"events\": [...]} (with --follow: one JSON object per line)");

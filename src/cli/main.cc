@@ -2,14 +2,43 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_spec.h"
 #include "cli/commands.h"
+#include "util/suggest.h"
 
 namespace {
+
+// " (did you mean '--json'?)" for the first flag the command does not know
+// that is one typo away from one it does; "" otherwise.
+std::string flag_hint(const CLI::App& app, int argc, char** argv) {
+  if (argc < 3) return "";
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands({})) {
+    if (s->get_name() == argv[1]) sub = s;
+  }
+  if (sub == nullptr) return "";
+  std::vector<std::string> flags;
+  for (const CLI::Option* o : sub->get_options()) {
+    if (o->get_group().empty()) continue;  // hidden
+    for (const auto& l : o->get_lnames()) flags.push_back("--" + l);
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (!a.starts_with("--")) continue;
+    std::string flag(a.substr(0, a.find('=')));
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
+    std::string near = gd::nearest_name(flag, flags);
+    if (!near.empty()) return " (did you mean '" + near + "'?)";
+  }
+  return "";
+}
 
 constexpr const char* kAbout =
     "gpudoctor — diagnoses why CUDA will not start (or starts wrong) on this machine";
@@ -75,10 +104,11 @@ int gpudoctor_main(int argc, char** argv) {
       {"run", "Check first, then run a command on the healthy GPUs with the right settings",
        [&](CLI::App* a) { gd::setup_run(a, &run); }, [&] { return gd::run_run(run); }},
       {"serve", "Export GPU health to Prometheus, keep a history, serve a status page",
+       [&](CLI::App* a) { gd::setup_serve(a, &serve); },
 #ifdef GD_SERVE_BINARY
-       [&](CLI::App* a) { gd::setup_serve(a, &serve); }, [&] { return gd::run_serve(serve); }},
+       [&] { return gd::run_serve(serve); }},
 #else
-       [](CLI::App*) {}, [] { return gd::kExitInternal; }},
+       [] { return gd::kExitInternal; }},  // exec'd above
 #endif
       {"history", "Past reports and kernel events from the history database",
        [&](CLI::App* a) { gd::setup_history(a, &history); },
@@ -97,14 +127,25 @@ int gpudoctor_main(int argc, char** argv) {
     subs.emplace_back(sub, &c);
   }
 
+  if (argc == 2 && std::string_view(argv[1]) == gd::kCliSpecMode) {
+    std::map<std::string, std::string> summaries;
+    for (const Command& c : kCommands) summaries[c.name] = c.help;
+    std::printf("%s\n", gd::cli_spec(app, GD_VERSION, summaries).dump(2).c_str());
+    return 0;
+  }
   std::string names;
+  std::vector<std::string> name_list;
   bool known = false;
   for (const Command& c : kCommands) {
     names += std::string(names.empty() ? "" : ", ") + c.name;
+    name_list.emplace_back(c.name);
     known = known || (argc >= 2 && c.name == std::string_view(argv[1]));
   }
   if (argc >= 2 && argv[1][0] != '-' && !known) {
-    gd::print_error(std::string("unknown command '") + argv[1] + "' (commands: " + names + ")");
+    std::string near = gd::nearest_name(argv[1], name_list);
+    gd::print_error(
+        std::string("unknown command '") + argv[1] + "'" +
+        (near.empty() ? " (commands: " + names + ")" : " (did you mean '" + near + "'?)"));
     return gd::kExitUsage;
   }
   try {
@@ -125,7 +166,7 @@ int gpudoctor_main(int argc, char** argv) {
                       " (put -- before the command: gpudoctor run [options] -- CMD ARGS...)");
       return gd::kExitUsage;
     }
-    gd::print_error(std::string(e.what()) + " (see gpudoctor --help)");
+    gd::print_error(std::string(e.what()) + flag_hint(app, argc, argv) + " (see gpudoctor --help)");
     return gd::kExitUsage;
   }
   for (const auto& [sub, cmd] : subs) {

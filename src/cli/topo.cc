@@ -12,9 +12,8 @@
 namespace gd {
 
 void setup_topo(CLI::App* app, TopoArgs* args) {
-  app->add_option("--from", args->from, "Map a snapshot recorded by `gpudoctor snapshot`")
-      ->option_text("FILE");
-  app->add_flag("--json", args->json, "Print gpudoctor.topo/v1 JSON (docs/topo.md)");
+  add_from_option(app, &args->from, "Map");
+  app->add_flag("--json", args->json, "Print gpudoctor.topo/v2 JSON (docs/topo.md)");
   add_probe_options(app, &args->probe);
   app->footer(
       "One row per GPU: CUDA's index in its default order (FASTEST_FIRST) and with\n"

@@ -18,7 +18,7 @@
 
 namespace gd {
 
-// Where the history lives when --history/--db is not given: root
+// Where the history lives when --history is not given: root
 // /var/lib/gpudoctor/history.db; anyone else $XDG_STATE_HOME/gpudoctor/
 // history.db, else ~/.local/state/gpudoctor/history.db.
 std::string default_history_path();

@@ -120,7 +120,7 @@ constexpr size_t kRecent = 8;
 struct Summary {
   uint64_t n = 0;
   uint64_t first_seq = 0, last_seq = 0;
-  std::string first_stamp;
+  Occurrence first;
   Occurrence last;
   double min_boot = 0, max_boot = 0;
   int64_t min_unix = 0, max_unix = 0;
@@ -128,7 +128,7 @@ struct Summary {
   void add(const Occurrence& o, uint64_t seq) {
     if (n == 0) {
       first_seq = seq;
-      first_stamp = o.stamp;
+      first = o;
       if (o.boot_s) min_boot = max_boot = *o.boot_s;
       if (o.unix_s) min_unix = max_unix = *o.unix_s;
     } else {
@@ -361,8 +361,22 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
                        std::max<double>(0, static_cast<double>(*now_unix - s.min_unix))};
     return std::nullopt;
   };
+  // A boot-clock stamp on the wall clock: the boot time is the reference's
+  // wall time less its boot time, when it has both (read live, or a file
+  // whose last line prints both clocks). Stamps from before a suspend read
+  // late by its length: the boot clock of printk stops while suspended.
+  std::optional<int64_t> boot_unix;
+  if (ref.now_boot_s && ref.now_unix_s) {
+    boot_unix = *ref.now_unix_s - static_cast<int64_t>(*ref.now_boot_s);
+  }
+  auto wall = [&](const Occurrence& o) -> std::optional<int64_t> {
+    if (o.unix_s) return o.unix_s;
+    if (o.boot_s && boot_unix) return *boot_unix + static_cast<int64_t>(*o.boot_s);
+    return std::nullopt;
+  };
   KernelLogInfo info;
   info.attempted = true;
+  info.ages_to_log_end = ref.from_log_end || (!ref.now_boot_s && !ref.now_unix_s);
   info.bytes = impl_->bytes;
   info.unfolded = impl_->unfolded;
   info.gpu_uuids = impl_->decoder.gpu_uuids();
@@ -371,11 +385,20 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
     uint64_t count = 0;
     uint64_t first_seq = UINT64_MAX, last_seq = 0;
     bool any = false;
-    auto take = [&](uint64_t n, uint64_t fseq, const std::string& fstamp, uint64_t lseq,
+    auto take = [&](uint64_t n, uint64_t fseq, const Occurrence& first, uint64_t lseq,
                     const Occurrence& last) {
       count += n;
-      if (fseq < first_seq) first_seq = fseq, e.first = fstamp;
-      if (!any || lseq > last_seq) last_seq = lseq, e.last = last.stamp, e.age_s = age(last);
+      if (fseq < first_seq) {
+        first_seq = fseq;
+        e.first = first.stamp;
+        e.first_unix_s = wall(first);
+      }
+      if (!any || lseq > last_seq) {
+        last_seq = lseq;
+        e.last = last.stamp;
+        e.age_s = age(last);
+        e.last_unix_s = wall(last);
+      }
       any = true;
     };
     // A window not declared up front takes the older occurrences of a clock
@@ -387,12 +410,12 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
       // Declared up front, the window already dropped what it drops.
       auto a = ages(s, clocks);
       if (max_age_s && !impl_->window_max_age_s && a && a->first > *max_age_s) continue;
-      take(s.n, s.first_seq, s.first_stamp, s.last_seq, s.last);
+      take(s.n, s.first_seq, s.first, s.last_seq, s.last);
     }
     for (const Stamped& o : f.recent) {
       std::optional<double> a = age(o.when);
       if (max_age_s && a && *a > *max_age_s) continue;
-      take(1, o.seq, o.when.stamp, o.seq, o.when);
+      take(1, o.seq, o.when, o.seq, o.when);
     }
     if (count == 0) continue;
     e.count = static_cast<int>(std::min<uint64_t>(count, INT32_MAX));

@@ -22,6 +22,9 @@ struct ScanReference {
   // Unset: the newest time seen in the log itself (a file from elsewhere).
   std::optional<double> now_boot_s;
   std::optional<int64_t> now_unix_s;
+  // These are a log's own newest line, not the moment it was read (a file
+  // from elsewhere): ages say how long before the log's end.
+  bool from_log_end = false;
 };
 
 class KernelLogScanner {

@@ -103,6 +103,7 @@ ScanReference reference_at(const RootFs& fs) {
 // lines that matter to it, which need not include the last one).
 ScanReference line_reference(const std::string& line, int year) {
   ScanReference ref;
+  ref.from_log_end = true;
   if (line.empty()) return ref;
   LogLine l = parse_log_line(line, year);
   ref.now_boot_s = l.boot_s;

@@ -33,14 +33,14 @@ struct KernelLogStats {
 
 // Reads the first source that can be read (or opt.file) and decodes it.
 // info.source names what was read; info.unreadable says why a better source
-// could not be. An unreadable explicit --file is an Error; unreadable system
+// could not be. An unreadable explicit `logs --from` file is an Error; unreadable system
 // sources are not (info.source is then "").
 Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt);
 Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStats* stats);
 
 // Streams new events as they are logged until on_event returns false or stop
 // becomes true: /dev/kmsg from its end, else the journal, else kern.log
-// tailed; a --file is read to its end (its events are passed on too) and
+// tailed; a `logs --from` file is read to its end (its events are passed on too) and
 // then tailed, "-" (stdin) until end of input. Returns why it could not
 // follow (no readable source) or ends cleanly.
 Result<bool> follow_kernel_log(const KernelLogOptions& opt,

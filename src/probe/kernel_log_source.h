@@ -1,7 +1,7 @@
 // Internal to src/probe/kernel_log*.cc: what the kernel-log sources share.
 // kernel_log.cc reads and probes, kernel_log_kmsg.cc reads /dev/kmsg,
 // kernel_log_journal.cc the systemd journal (all of libsystemd),
-// kernel_log_text.cc text files (kern.log, --file), kernel_log_follow.cc
+// kernel_log_text.cc text files (kern.log, logs --from), kernel_log_follow.cc
 // follows them (--follow). Not for use outside those files.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The kernel log's text files: /var/log/kern.log and a file the user names
-// (--file, "-" = stdin) (kernel_log_source.h).
+// (--from, "-" = stdin) (kernel_log_source.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,7 +60,7 @@ std::string for_each_block(int fd, const std::function<void(std::string_view, ui
 
 }  // namespace
 
-// --- text files (kern.log, --file) ------------------------------------------------
+// --- text files (kern.log, logs --from) ------------------------------------------------
 
 // Feeds the text of fd to the scanner; from_last_boot: only from the last
 // kernel "Linux version" banner on (kern.log holds several boots). "" or the

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 namespace gd {
 namespace {
 
@@ -43,6 +45,7 @@ std::optional<EnvFormat> parse_env_format(const std::string& name) {
   if (name == "fish") return EnvFormat::kFish;
   if (name == "docker") return EnvFormat::kDocker;
   if (name == "k8s") return EnvFormat::kK8s;
+  if (name == "json") return EnvFormat::kJson;
   return std::nullopt;
 }
 
@@ -114,6 +117,21 @@ std::string render_env(const JobEnv& job, EnvFormat format, const std::string& h
         out += "    value: " + yaml_quote(s.value) + "\n";
       }
       return out;
+    case EnvFormat::kJson: {
+      nlohmann::json settings = nlohmann::json::array();
+      for (const auto& s : job.settings) {
+        settings.push_back({{"name", s.name},
+                            {"value", s.value},
+                            {"why", s.why},
+                            {"ids", s.ids},
+                            {"container_only", s.container_only}});
+      }
+      nlohmann::json j = {{"schema", "gpudoctor.env/v1"},
+                          {"summary", header},
+                          {"settings", settings},
+                          {"notes", job.notes}};
+      return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    }
   }
   return out;
 }

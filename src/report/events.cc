@@ -4,6 +4,7 @@
 #include "catalog/xid.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -66,9 +67,17 @@ nlohmann::ordered_json event_to_json(const Snapshot& s, const KernelEvent& e) {
   if (!id.name.empty()) j["gpu_name"] = id.name;
   if (!id.uuid.empty()) j["gpu_uuid"] = id.uuid;
   j["count"] = e.count;
-  j["first"] = e.first;
-  j["last"] = e.last;
-  if (e.age_s) j["age_s"] = *e.age_s;
+  // ISO 8601 where the log gives a wall time (null where it does not), the
+  // log's own stamp beside it.
+  auto iso = [](std::optional<int64_t> unix_s) {
+    std::string t = unix_s ? iso_time_s(*unix_s) : "";
+    return t.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t);
+  };
+  j["first"] = iso(e.first_unix_s);
+  j["first_raw"] = e.first;
+  j["last"] = iso(e.last_unix_s);
+  j["last_raw"] = e.last;
+  if (e.age_s) j[s.kernel_log.ages_to_log_end ? "before_log_end_s" : "age_s"] = *e.age_s;
   if (e.pid > 0) j["pid"] = e.pid;
   if (!e.process.empty()) j["process"] = e.process;
   j["message"] = e.message;
@@ -83,6 +92,7 @@ nlohmann::ordered_json event_to_json(const Snapshot& s, const KernelEvent& e) {
 
 std::string render_events_json(const Snapshot& s) {
   nlohmann::ordered_json j;
+  j["schema"] = "gpudoctor.logs/v1";
   j["source"] = s.kernel_log.source;
   j["unreadable"] = s.kernel_log.unreadable;
   j["bytes"] = s.kernel_log.bytes;
@@ -101,7 +111,7 @@ std::string render_event_text(const Snapshot& s, const KernelEvent& e) {
   GpuNaming id = gpu_naming(s, e.gpu);
   if (!id.uuid.empty()) out += " " + id.uuid;
   out += "\n  ";
-  out += occurrence_text(e);
+  out += occurrence_text(e, s.kernel_log.ages_to_log_end);
   if (!e.process.empty() || e.pid > 0) {
     out += ", process " + (e.process.empty() ? std::string("?") : e.process) +
            (e.pid > 0 ? " (pid " + std::to_string(e.pid) + ")" : "");

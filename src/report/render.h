@@ -14,6 +14,10 @@ struct TextOptions {
 };
 
 std::string render_text(const Report& r, const TextOptions& opt = {});
+// The severity words of a rendered (and already escaped) text report in
+// colour: at the start of a finding line ("  FAIL  ...") and after
+// "Verdict: ". Only these: the rest of the text is the machine's own.
+std::string colorize_report(const std::string& text);
 
 // One finding as the report's "findings" array holds it.
 nlohmann::ordered_json finding_to_json(const Finding& f);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "catalog/findings.h"
+#include "util/suggest.h"
 
 namespace gd {
 namespace {
@@ -69,7 +70,17 @@ Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::stri
       if (!known && is_glob(item)) {
         return Error{"'" + item + "' matches no check or finding id (see --list-checks)"};
       }
-      if (!known) return Error{"unknown check or finding id '" + item + "' (see --list-checks)"};
+      if (!known) {
+        std::vector<std::string> names;
+        for (const auto& c : all_checks()) {
+          names.push_back(c.name);
+          names.insert(names.end(), c.ids.begin(), c.ids.end());
+        }
+        std::string near = nearest_name(item, names);
+        return Error{"unknown check or finding id '" + item + "'" +
+                     (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                     " (see --list-checks)"};
+      }
     }
   }
   std::vector<const CheckEntry*> out;

@@ -5,6 +5,8 @@
 // remedies would do on this machine. A healthy machine reads in a few lines.
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
 #include "report/render.h"
@@ -30,6 +32,27 @@ const char* label(Severity s) {
 }
 
 bool is_advice(const Finding& f) { return f.id.rfind("advice.", 0) == 0; }
+
+// ANSI SGR codes: bold red, yellow, cyan, green, dim.
+const char* sgr(std::string_view word) {
+  if (word == "FAIL") return "\033[1;31m";
+  if (word == "WARN") return "\033[33m";
+  if (word == "INFO") return "\033[36m";
+  if (word == "OK") return "\033[32m";
+  if (word == "N/A") return "\033[2m";
+  return nullptr;
+}
+
+// `line` from `at` on starts with a severity word followed by a space or
+// the line's end: that word painted, else the line as it is.
+std::string paint_at(std::string_view line, size_t at) {
+  size_t end = line.find_first_of(" \n", at);
+  if (end == std::string_view::npos) end = line.size();
+  const char* code = sgr(line.substr(at, end - at));
+  if (code == nullptr) return std::string(line);
+  return std::string(line.substr(0, at)) + code + std::string(line.substr(at, end - at)) +
+         "\033[0m" + std::string(line.substr(end));
+}
 
 std::string cuda_line(const Snapshot& s) {
   if (!s.cuda.attempted || s.cuda.runs.empty()) return "CUDA not tried";
@@ -83,6 +106,26 @@ void append_full(std::string* out, const Finding& f) {
 }
 
 }  // namespace
+
+std::string colorize_report(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + 256);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    std::string_view line(text.data() + pos, end - pos);
+    if (line.starts_with("Verdict: ")) {
+      out += paint_at(line, 9);
+    } else if (line.starts_with("  ") && line.size() > 2 && line[2] != ' ') {
+      out += paint_at(line, 2);
+    } else {
+      out += line;
+    }
+    pos = end;
+  }
+  return out;
+}
 
 std::string render_text(const Report& r, const TextOptions& opt) {
   std::vector<const Finding*> roots, follows, others, notes, advice, passed;

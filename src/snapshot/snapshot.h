@@ -418,8 +418,14 @@ struct KernelEvent {
   std::string first;  // time as the log printed it ("[  12.345678]", "Dec  2 10:00:01")
   std::string last;
   // Seconds between the last occurrence and the log's reference time (the
-  // moment it was read; for a file, its newest line). nullopt: no time known.
+  // moment it was read; for a file, its newest line: see
+  // KernelLogInfo::ages_to_log_end). nullopt: no time known.
   std::optional<double> age_s;
+  // The first and last occurrence as unix times: the line's own wall-clock
+  // stamp, or its boot-clock stamp placed by the boot time the reference
+  // gives (both clocks known at once). nullopt: the log gives no wall time.
+  std::optional<int64_t> first_unix_s;
+  std::optional<int64_t> last_unix_s;
 };
 
 // Distinct events a kernel log keeps: far beyond any machine (GPUs x codes x
@@ -442,6 +448,10 @@ struct KernelLogInfo {
   // Occurrences of events past the kMaxKernelEvents distinct ones kept:
   // counted, their events missing above.
   uint64_t unfolded = 0;
+  // The events' age_s count back from the log's own newest line (a file from
+  // elsewhere, a paste), not from when it was read: "before the log's end",
+  // never "ago".
+  bool ages_to_log_end = false;
   // "NVRM: GPU at PCI:0000:17:00: GPU-..." banners: PCI address -> UUID.
   std::map<std::string, std::string> gpu_uuids;
 };

@@ -128,9 +128,10 @@ GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_e
         cudart_loaded, cudart_error, cudart_runtime_version, cudart_rc, cudart_device_count,
         child_error, duration_ms, vm_start, vm_init, vm_context, rlimit_as_bytes)
 GD_JSON(CudaInfo, attempted, runs)
-GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, first, last, age_s)
+GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, first, last, age_s,
+        first_unix_s, last_unix_s)
 GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, unfolded,
-        gpu_uuids)
+        ages_to_log_end, gpu_uuids)
 GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
         pci, pci_bridges, iommu, devnodes, container, services, processes, nvml, cuda, kernel_log,

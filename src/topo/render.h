@@ -1,5 +1,5 @@
 // Rendering of a Topology: the text of `gpudoctor topo` and its
-// gpudoctor.topo/v1 JSON (docs/topo.md).
+// gpudoctor.topo/v2 JSON (docs/topo.md).
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace gd {
 
-inline constexpr const char* kTopoSchema = "gpudoctor.topo/v1";
+inline constexpr const char* kTopoSchema = "gpudoctor.topo/v2";
 
 std::string render_topology_text(const Topology& t);
 std::string render_topology_json(const Topology& t);

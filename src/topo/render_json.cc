@@ -1,4 +1,4 @@
-// gpudoctor.topo/v1: the Topology as JSON (docs/topo.md). Unknown values are
+// gpudoctor.topo/v2: the Topology as JSON (docs/topo.md). Unknown values are
 // null, never a made-up number.
 #include <nlohmann/json.hpp>
 
@@ -16,12 +16,12 @@ json str_or_null(const std::string& v) { return v.empty() ? json(nullptr) : json
 
 json gpu_json(const TopoGpu& g) {
   return {
-      {"nvidia_smi_index", g.smi_index},
+      {"nvml_index", g.smi_index},
       {"cuda_index", g.cuda_default ? json(*g.cuda_default) : json(nullptr)},
       {"cuda_index_pci_bus_id", g.cuda_pci},
       {"bus_id", g.bdf},
       {"uuid", str_or_null(g.uuid)},
-      {"model", str_or_null(g.model)},
+      {"name", str_or_null(g.model)},
       {"numa_node", g.numa_node ? json(*g.numa_node) : json(nullptr)},
       {"numa_note", str_or_null(g.numa_note)},
       {"cpus", str_or_null(g.cpus)},
@@ -46,7 +46,7 @@ json matrix_json(const std::vector<std::vector<Path>>& m) {
 
 json visible_json(const VisibleOne& v) {
   if (v.bdf.empty()) return nullptr;
-  return {{"bus_id", v.bdf}, {"nvidia_smi_index", v.smi_index}};
+  return {{"bus_id", v.bdf}, {"nvml_index", v.smi_index}};
 }
 
 }  // namespace

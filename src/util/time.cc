@@ -11,11 +11,13 @@ int64_t now_unix_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-std::string iso_utc_now() {
-  std::time_t t = std::time(nullptr);
+std::string iso_utc_now() { return iso_time_s(static_cast<int64_t>(std::time(nullptr))); }
+
+std::string iso_time_s(int64_t unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
   std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
+  if (gmtime_r(&t, &tm) == nullptr) return "";  // past year 2^31: no such log
+  char buf[48];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }

@@ -813,7 +813,7 @@ def compare_topo(topo, smi_text, first_xml):
     smi = parse_smi_topo(smi_text)
     ours = {}
     for i, g in enumerate(topo.get("gpus") or []):
-        ours["GPU%d" % g.get("nvidia_smi_index", i)] = (i, g)
+        ours["GPU%d" % g.get("nvml_index", g.get("nvidia_smi_index", i))] = (i, g)
     paths = topo.get("paths") or []
     rows.append({"gpu": "topo", "field": "gpu_count", "source": "topo -m",
                  "ours": str(len(ours)), "smi": str(len(smi["gpus"])),

@@ -36,7 +36,7 @@ CASES = [  # name, flags, extension
 
 
 def run(gpudoctor, db, flags):
-    return subprocess.run([gpudoctor, "history", "--db", db, "--now", NOW] + flags,
+    return subprocess.run([gpudoctor, "history", "--history", db, "--now", NOW] + flags,
                           capture_output=True, text=True, env=ENV, timeout=60)
 
 

@@ -9,7 +9,7 @@ kernel events, prints "events N", and prunes now and then, forever. It is
 killed with SIGKILL at random moments (some before its first commit, while
 it creates and migrates the file), ROUNDS times. After each kill:
 - PRAGMA integrity_check says ok,
-- `gpudoctor history --db DB --json` reads it (exit 0),
+- `gpudoctor history --history DB --json` reads it (exit 0),
 - every report acknowledged is there with no hole since the last prune, and
   the event's stored count is at least the last acknowledged one,
 - the next writer resumes after the last commit.
@@ -43,7 +43,7 @@ def check(db, gpudoctor, acked_report, acked_events, failures, round_no):
         return
     # gpudoctor history first: after a kill its reader is the one that finds
     # the WAL index to rebuild (a read-only connection cannot).
-    p = subprocess.run([gpudoctor, "history", "--db", db, "--json"], capture_output=True,
+    p = subprocess.run([gpudoctor, "history", "--history", db, "--json"], capture_output=True,
                        text=True, timeout=60)
     if p.returncode != 0:
         # Killed before the first commit: the file may still be blank.

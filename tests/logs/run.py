@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Golden test of `gpudoctor logs --file` over recorded kernel logs.
+"""Golden test of `gpudoctor logs --from` over recorded kernel logs.
 
 Each tests/logs/cases/NAME.log (dmesg, dmesg -T, journal, syslog, kmsg
 records; several driver generations; noise, truncation, binary garbage) has
-NAME.txt and NAME.json beside it: what `logs --file` prints. Refresh them
+NAME.txt and NAME.json beside it: what `logs --from` prints. Refresh them
 with --update after a deliberate change and review the diff.
 
 usage: run.py GPUDOCTOR [--update]
@@ -34,7 +34,7 @@ def follow(gd):
     with tempfile.TemporaryDirectory() as tmp:
         log = pathlib.Path(tmp) / "kern.log"
         log.write_text("[    1.000000] usb 1-1: new high-speed USB device\n")
-        p = subprocess.Popen([gd, "logs", "--follow", "--json", "--file", str(log)],
+        p = subprocess.Popen([gd, "logs", "--follow", "--json", "--from", str(log)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             time.sleep(0.5)
@@ -73,8 +73,8 @@ def main():
     if not logs:
         raise SystemExit("no cases in " + str(CASES))
     for log in logs:
-        outputs = {".txt": run(gd, ["--file", log.name]),
-                   ".json": run(gd, ["--file", log.name, "--json"])}
+        outputs = {".txt": run(gd, ["--from", log.name]),
+                   ".json": run(gd, ["--from", log.name, "--json"])}
         # The JSON must parse and keep the stable fields.
         for e in json.loads(outputs[".json"])["events"]:
             for key in ("kind", "gpu", "count", "first", "last", "message"):

@@ -31,7 +31,7 @@ def writer(db):
 
 
 def reader(db):
-    return subprocess.run([GD, "history", "--db", db, "--since", "2026-03-01"],
+    return subprocess.run([GD, "history", "--history", db, "--since", "2026-03-01"],
                           capture_output=True, text=True, timeout=60)
 
 

@@ -253,13 +253,13 @@ def test_config_fifo_without_writer_is_empty(tmp):
 def test_logs_file(tmp):
     h = Hostile(tmp)
     for _, path, words in h.unreadable():
-        rc, _, err, _ = gd(["logs", "--file", path])
-        one_line_error(["logs", "--file", path], rc, 3, [path] + words, err=err)
+        rc, _, err, _ = gd(["logs", "--from", path])
+        one_line_error(["logs", "--from", path], rc, 3, [path] + words, err=err)
     # A FIFO with no writer: no events, at once; /dev/zero: refused or capped.
-    rc, _, err, took = gd(["logs", "--file", h.fifo])
+    rc, _, err, took = gd(["logs", "--from", h.fifo])
     assert rc < 128 and took < 10, (rc, err, took)
-    rc, _, err, _ = gd(["logs", "--file", "/dev/zero"])
-    one_line_error(["logs", "--file", "/dev/zero"], rc, 3, ["/dev/zero"], err=err)
+    rc, _, err, _ = gd(["logs", "--from", "/dev/zero"])
+    one_line_error(["logs", "--from", "/dev/zero"], rc, 3, ["/dev/zero"], err=err)
 
 
 def test_history_db(tmp):
@@ -269,8 +269,8 @@ def test_history_db(tmp):
                         (h.dangling, ["no history at"]),
                         ("/dev/zero", ["not a regular file"]),
                         (h.fifo, ["not a regular file"])]:
-        rc, _, err, _ = gd(["history", "--db", path])
-        one_line_error(["history", "--db", path], rc, 3, [path] + words, err=err)
+        rc, _, err, _ = gd(["history", "--history", path])
+        one_line_error(["history", "--history", path], rc, 3, [path] + words, err=err)
 
 
 def main():

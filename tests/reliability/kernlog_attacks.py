@@ -2,11 +2,11 @@
 """Attacks on the kernel-log readers (issue 20, serious 2-4), each bounded in
 size and time so CI runs them on 2 cores:
 
-- a file truncated while `logs --file` reads it (was SIGBUS, rc 135: the
+- a file truncated while `logs --from` reads it (was SIGBUS, rc 135: the
   reader mapped the file);
 - `logs --follow` through copytruncate, rename rotation, and a truncate
   while it reads from the start;
-- `--file` on a directory, /dev/zero, a FIFO with no writer and a file that
+- `--from` on a directory, /dev/zero, a FIFO with no writer and a file that
   vanishes: one-line errors or an empty log, never a crash or a hang;
 - `logs` and `check` on a large generated log under 64 MiB peak RSS (was
   about 8x the input);
@@ -119,7 +119,7 @@ def reader_pos(pid, path):
     return None
 
 
-# --- logs --file -----------------------------------------------------------------
+# --- logs --from -----------------------------------------------------------------
 
 
 def test_logs_survives_truncate_mid_scan(tmp):
@@ -134,7 +134,7 @@ def test_logs_survives_truncate_mid_scan(tmp):
     for attempt in range(4):
         if attempt:
             write_big(log, mib, noise_every=0)
-        p = subprocess.Popen([GD, "logs", "--json", "--file", log], stdout=subprocess.PIPE,
+        p = subprocess.Popen([GD, "logs", "--json", "--from", log], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         pos = None
         end = time.monotonic() + 30
@@ -167,14 +167,14 @@ def test_logs_refuses_devices_and_does_not_hang_on_a_fifo(tmp):
         (os.path.join(tmp, "missing.log"), 3, "No such file"),
     ]
     for path, rc, text in cases:
-        r = subprocess.run([GD, "logs", "--file", path], capture_output=True, text=True,
+        r = subprocess.run([GD, "logs", "--from", path], capture_output=True, text=True,
                            timeout=10)
         assert r.returncode == rc, (path, r.returncode, r.stderr)
         if text:
             lines = r.stderr.strip().splitlines()
             assert len(lines) == 1 and text in lines[0], (path, r.stderr)
     # A file that vanishes while open is still read to its end.
-    p = subprocess.Popen([GD, "logs", "--json", "--file", gone], stdout=subprocess.PIPE,
+    p = subprocess.Popen([GD, "logs", "--json", "--from", gone], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     os.unlink(gone)
     out, err = p.communicate(timeout=10)
@@ -182,13 +182,13 @@ def test_logs_refuses_devices_and_does_not_hang_on_a_fifo(tmp):
 
 
 def test_logs_memory_is_bounded_on_a_large_log(tmp):
-    """Peak RSS of `logs --file` under 64 MiB on a large log, all Xid lines
+    """Peak RSS of `logs --from` under 64 MiB on a large log, all Xid lines
     (every line decoded) and mostly noise; the counts exact."""
     mib = 4 if SANITIZED else MIB
     for noise_every, name in ((0, "xid"), (50, "mixed")):
         log = os.path.join(tmp, f"{name}.log")
         total = write_big(log, mib, noise_every)
-        rc, out, rss_kb, err = run_rss(["logs", "--json", "--file", log])
+        rc, out, rss_kb, err = run_rss(["logs", "--json", "--from", log])
         assert rc == 0, err
         assert total_count(out) == total, (name, total_count(out), total)
         size_kb = os.path.getsize(log) // 1024
@@ -226,10 +226,10 @@ def test_check_memory_is_bounded_on_a_large_kern_log(tmp):
 
 
 class Follower:
-    """`gpudoctor logs --follow --json --file PATH`, its lines collected."""
+    """`gpudoctor logs --follow --json --from PATH`, its lines collected."""
 
     def __init__(self, path):
-        self.p = subprocess.Popen([GD, "logs", "--follow", "--json", "--file", path],
+        self.p = subprocess.Popen([GD, "logs", "--follow", "--json", "--from", path],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.events = []
         self.t = threading.Thread(target=self._read, daemon=True)
@@ -289,7 +289,7 @@ def test_follow_goes_on_through_copytruncate_and_rotation(tmp):
 
 
 def test_follow_survives_truncate_while_reading_from_start(tmp):
-    """--follow reads a --file from its start: cut it while that read is
+    """--follow reads a --from file from its start: cut it while that read is
     under way, then log again."""
     log = os.path.join(tmp, "kern.log")
     total = write_big(log, 2 if SANITIZED else 32, noise_every=0)

@@ -42,9 +42,9 @@ def test_non_finite_numbers_are_refused_with_their_range(tmp):
 def test_since_is_one_parser_for_logs_and_history(tmp):
     log = os.path.join(SRC, "tests", "logs", "dmesg-xid79.txt")
     for when in ("yesterday", "today", "2h", "2026-03-01", "2026-03-01T14:00:05Z"):
-        p = gd("logs", "--file", log, "--since", when)
+        p = gd("logs", "--from", log, "--since", when)
         assert p.returncode == 0, (when, p.stderr)
-    for command in (["logs", "--file", log], ["history", "--db", os.path.join(tmp, "h.db")]):
+    for command in (["logs", "--from", log], ["history", "--history", os.path.join(tmp, "h.db")]):
         p = gd(*command, "--since", "soon")
         assert p.returncode == 64, (command, p.stderr)
         assert p.stderr.count("--since") == 1 and "yesterday" in p.stderr, p.stderr
@@ -55,7 +55,7 @@ def test_log_lines_reach_the_terminal_escaped(tmp):
     with open(log, "w") as f:
         f.write("[  12.345678] NVRM: Xid (PCI:0000:17:00): 79, pid=123, name=" + ESC +
                 "[31mevil" + ESC + "]0;title\x07, GPU has fallen off the bus.\n")
-    p = gd("logs", "--file", log)
+    p = gd("logs", "--from", log)
     assert p.returncode in (0, 1, 2), p.stderr
     assert "Xid 79" in p.stdout, p.stdout
     assert ESC not in p.stdout and "\x07" not in p.stdout, repr(p.stdout)

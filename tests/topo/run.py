@@ -79,7 +79,7 @@ def compare(name, ext, actual, update, failures):
 
 
 def check_shape(name, doc, failures):
-    if doc.get("schema") != "gpudoctor.topo/v1":
+    if doc.get("schema") != "gpudoctor.topo/v2":
         failures.append(f"{name}: schema {doc.get('schema')!r}")
     n = len(doc["gpus"])
     for key in ("paths", "pcie_paths"):
@@ -94,8 +94,8 @@ def check_shape(name, doc, failures):
                 if m[i][j] != m[j][i]:
                     failures.append(f"{name}: {key} not symmetric at {i},{j}")
     for g in doc["gpus"]:
-        for key in ("nvidia_smi_index", "cuda_index", "cuda_index_pci_bus_id", "bus_id", "uuid",
-                    "model", "numa_node", "numa_note", "cpus", "link"):
+        for key in ("nvml_index", "cuda_index", "cuda_index_pci_bus_id", "bus_id", "uuid",
+                    "name", "numa_node", "numa_note", "cpus", "link"):
             if key not in g:
                 failures.append(f"{name}: GPU without '{key}': {g}")
 

@@ -111,5 +111,20 @@ TEST(ReportText, NotesNeverLiftTheVerdict) {
   EXPECT_EQ(verdict_of({note, warn}), Severity::kWarn);
 }
 
+TEST(ReportText, ColourPaintsOnlyTheSeverityWords) {
+  const std::string text =
+      "header\nVerdict: FAIL — 1 problem\n\n  FAIL  gpu.missing\n        FAIL in a summary\n"
+      "  INFO  persistence-mode.off: note\n  FAILED is no word of ours\n";
+  const std::string painted = colorize_report(text);
+  EXPECT_TRUE(has(painted, "Verdict: \033[1;31mFAIL\033[0m — 1 problem\n")) << painted;
+  EXPECT_TRUE(has(painted, "  \033[1;31mFAIL\033[0m  gpu.missing\n")) << painted;
+  EXPECT_TRUE(has(painted, "  \033[36mINFO\033[0m  persistence-mode.off")) << painted;
+  // Indented text, a word that only starts like one, the header: as they were.
+  EXPECT_TRUE(has(painted, "        FAIL in a summary\n")) << painted;
+  EXPECT_TRUE(has(painted, "  FAILED is no word of ours\n")) << painted;
+  EXPECT_TRUE(painted.starts_with("header\n")) << painted;
+  EXPECT_EQ(colorize_report(""), "");
+}
+
 }  // namespace
 }  // namespace gd

@@ -508,12 +508,12 @@ TEST(TopoRender, JsonSchema) {
   Machine m = four_gpus();
   m.s.pci[3].numa_node = -1;
   auto doc = nlohmann::json::parse(render_topology_json(build_topology(m.s)));
-  EXPECT_EQ(doc["schema"], "gpudoctor.topo/v1");
+  EXPECT_EQ(doc["schema"], "gpudoctor.topo/v2");
   ASSERT_EQ(doc["gpus"].size(), 4u);
   EXPECT_EQ(doc["gpus"][2]["bus_id"], "0000:41:00.0");
   EXPECT_EQ(doc["gpus"][2]["cuda_index"], 0);
   EXPECT_EQ(doc["gpus"][2]["cuda_index_pci_bus_id"], 2);
-  EXPECT_EQ(doc["gpus"][2]["nvidia_smi_index"], 2);
+  EXPECT_EQ(doc["gpus"][2]["nvml_index"], 2);
   EXPECT_TRUE(doc["gpus"][3]["numa_node"].is_null());
   EXPECT_EQ(doc["gpus"][0]["link"]["gen_max"], 4);
   EXPECT_EQ(doc["paths"][0][0], "X");
@@ -521,7 +521,7 @@ TEST(TopoRender, JsonSchema) {
   EXPECT_EQ(doc["paths"][3][0], "NODE");  // the CPU list still decides
   EXPECT_EQ(doc["cuda_order"]["differs_from_pci"], true);
   EXPECT_EQ(doc["cuda_order"]["visible_devices_1"]["default"]["bus_id"], "0000:61:00.0");
-  EXPECT_EQ(doc["cuda_order"]["visible_devices_1"]["pci_bus_id"]["nvidia_smi_index"], 1);
+  EXPECT_EQ(doc["cuda_order"]["visible_devices_1"]["pci_bus_id"]["nvml_index"], 1);
   EXPECT_EQ(doc["notes"][0].get<std::string>().rfind("CUDA's default order differs", 0), 0u);
 }
 
