@@ -145,7 +145,7 @@ NOISE = [
 ]
 
 # --- NVIDIA lines ------------------------------------------------------------------------
-# Shapes from shared/reference/nvidia-facts.md §1.4, §2 and §7.3 (open-gpu-kernel-modules
+# Shapes from docs/nvidia-facts.md §1.4, §2 and §7.3 (open-gpu-kernel-modules
 # 595.45.04 format strings, gpud test data, Linux AER), with addresses, pids and names varied.
 
 GPUS = ["0000:18:00", "0000:2a:00", "0000:3a:00", "0000:5d:00",

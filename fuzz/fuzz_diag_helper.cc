@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "diag/json.h"
+#include "diag/progress.h"
 #include "diag/protocol.h"
 #include "invariants.h"
 
@@ -83,6 +84,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gd::DiagRun run;
   gd::parse_helper_output(input, &run);
   check_run(run);
+
+  // The progress lines diag prints from the same output as it arrives: one
+  // printable line each, whatever a line holds.
+  for (size_t pos = 0; pos < input.size();) {
+    size_t nl = input.find('\n', pos);
+    std::string_view line = input.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
+    for (const std::string& shown : {gd::diag_progress_line(line), gd::diag_started_test(line)}) {
+      GD_REQUIRE(printable_line(shown, 8 * kName));
+    }
+    pos = nl == std::string_view::npos ? input.size() : nl + 1;
+  }
 
   // The history's round trip: written, read back, written again: the same.
   nlohmann::json j = gd::diag_run_to_json(run);

@@ -1,4 +1,4 @@
-// Sources (transcribed 2026-12 via shared/reference/nvidia-facts.md §3, §4.1,
+// Sources (transcribed 2026-12 via docs/nvidia-facts.md §3, §4.1,
 // then checked against NVIDIA's own files, 2026-12):
 //  - CUDA Driver API CUresult names and values: cuda.h of the CUDA 13.0
 //    toolkit (CUDA_VERSION 13000), enum cudaError_enum;

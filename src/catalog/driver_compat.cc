@@ -1,4 +1,4 @@
-// Sources (transcribed 2026-12 via shared/reference/nvidia-facts.md §5):
+// Sources (transcribed 2026-12 via docs/nvidia-facts.md §5):
 //  - §5.1 CUDA Toolkit Release Notes, Table 3 "Toolkit Driver Version"
 //    (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html),
 //    Linux x86_64 column.

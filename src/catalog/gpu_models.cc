@@ -1,5 +1,5 @@
 // Sources (transcribed 2026-12):
-//  - shared/reference/nvidia-facts.md §9 "PCI device IDs" (NVIDIA
+//  - docs/nvidia-facts.md §9 "PCI device IDs" (NVIDIA
 //    open-gpu-kernel-modules README supported-GPU table; pci.ids as mirrored
 //    in gpud; compute capability from https://developer.nvidia.com/cuda-gpus).
 //  - Forward compatibility support: nvidia-facts.md §5.3 (CUDA compatibility

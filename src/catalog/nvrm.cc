@@ -1,6 +1,6 @@
 // Kernel-log patterns other than Xid/SXid/AER (the decoder handles those
 // itself and must try them first: an Xid 79 line also contains "fallen off
-// the bus"). Transcribed 2026-12 from shared/reference/nvidia-facts.md §2,
+// the bus"). Transcribed 2026-12 from docs/nvidia-facts.md §2,
 // §2.1 and §2.2, whose sources are NVIDIA/open-gpu-kernel-modules 595.45.04
 // (kernel-open/nvidia/nv.c, src/nvidia/arch/nvalloc/unix/src/osapi.c and
 // osinit.c, kernel-open/nvidia-uvm/uvm.c, kernel-open/nvidia/

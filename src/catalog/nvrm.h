@@ -1,7 +1,7 @@
 // Kernel-log message patterns other than Xid: NVRM lines that matter, UVM,
 // NVSwitch, fabric manager, nouveau, module signing, PCIe AER. Each pattern
 // is a literal the message must contain; the decoder (kernlog/decode.cc)
-// tries them in table order. Source: shared/reference/nvidia-facts.md §2
+// tries them in table order. Source: docs/nvidia-facts.md §2
 // (open-gpu-kernel-modules 595.45.04 format strings, Linux AER/lockdown).
 #pragma once
 

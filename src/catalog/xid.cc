@@ -1,4 +1,4 @@
-// The Xid catalog. Transcribed 2026-12 from shared/reference/nvidia-facts.md
+// The Xid catalog. Transcribed 2026-12 from docs/nvidia-facts.md
 // §1.3, whose sources are:
 //  - NVIDIA's Xid catalog for Ampere and newer (mnemonic, description,
 //    immediate/investigatory "resolution bucket"):

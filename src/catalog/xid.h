@@ -1,4 +1,4 @@
-// The Xid catalog: every code in shared/reference/nvidia-facts.md §1.3 with
+// The Xid catalog: every code in docs/nvidia-facts.md §1.3 with
 // its meaning, where the fault usually lies and what to do. Transcribed from
 // NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors, Ampere and newer)
 // and nverror.h of open-gpu-kernel-modules 595.45.04 (see xid.cc).

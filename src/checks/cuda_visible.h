@@ -2,7 +2,7 @@
 // which GPUs CUDA numbers in which order (CUDA_DEVICE_ORDER) and which of them
 // a CUDA_VISIBLE_DEVICES value keeps. Pure functions, no I/O.
 //
-// Sources (transcribed 2026-12, shared/reference/nvidia-facts.md §6.1, §6.2):
+// Sources (transcribed 2026-12, docs/nvidia-facts.md §6.1, §6.2):
 //  - CUDA Programming Guide, "CUDA Environment Variables": comma list of
 //    indices, GPU UUIDs or any unique UUID prefix, MIG ids; unset = all,
 //    empty = none; "an invalid entry stops parsing" (0,2,-1,1 -> 0 and 2);

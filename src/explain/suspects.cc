@@ -1,5 +1,5 @@
-// Error code -> candidate causes. Transcribed from shared/reference/
-// nvidia-facts.md §3 (CUDA codes at init, 2026-12), §4.1 (NVML codes), §6.3
+// Error code -> candidate causes. Transcribed from docs/nvidia-facts.md
+// §3 (CUDA codes at init, 2026-12), §4.1 (NVML codes), §6.3
 // (container toolkit) and §10 (quick triage map); the order of each list is
 // the order of likelihood those sections give. What the text cannot decide,
 // `gpudoctor check` on the machine can: every candidate says which reading

@@ -2,7 +2,7 @@
 // constants and symbols it uses.
 //
 // No SDK header: declared here with the ABI of cuda.h (CUDA 13.0 toolkit,
-// CUDA_VERSION 13000; shared/reference/nvidia-facts.md §3). CUresult is an
+// CUDA_VERSION 13000; docs/nvidia-facts.md §3). CUresult is an
 // enum of 4 bytes there and int here, CUdevice int, CUcontext an opaque
 // pointer, CUuuid 16 bytes (its layout checked in probe/nvidia_abi.h).
 // tests/abi/cuda_abi_test.cc compiles these declarations against the real

@@ -1,8 +1,8 @@
 // The kernel log's first source, /dev/kmsg, live or recorded
 // (kernel_log_source.h).
 //
-// /dev/kmsg (Documentation/ABI/testing/dev-kmsg; shared/reference/
-// nvidia-facts.md §7.3, 2026-12): each read() returns one record; EAGAIN
+// /dev/kmsg (Documentation/ABI/testing/dev-kmsg; docs/nvidia-facts.md
+// §7.3, 2026-12): each read() returns one record; EAGAIN
 // (O_NONBLOCK) at the end; EPIPE when records were overwritten before they
 // were read (go on reading); EINVAL when the buffer is too small (use 8 KiB).
 // Opening it needs CAP_SYSLOG when kernel.dmesg_restrict = 1.

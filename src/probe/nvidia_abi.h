@@ -11,7 +11,8 @@
 //    as vendored in NVIDIA/go-nvml gen/nvml/nvml.h at commit 2f9e261f;
 //  - CUDA: cuda.h of the CUDA 13.0 toolkit (CUDA_VERSION 13000);
 //  - both measured by compiling those headers (g++ 12):
-//    shared/reference/abi-layouts.tsv. Each number below is that file's.
+//    the measurements recorded with docs/nvidia-facts.md §4.4. Each number below is
+//    theirs.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // types and symbols it uses.
 //
 // No SDK header: the few types used are declared here with the ABI of
-// shared/reference/nvidia-facts.md §4.3/§4.4 (NVIDIA's nvml.h as copied in
+// docs/nvidia-facts.md §4.3/§4.4 (NVIDIA's nvml.h as copied in
 // NVIDIA/go-nvml, CUDA 13.3 header, transcribed 2026-12; LP64 layouts).
 // Every struct's size and field offsets are checked at compile time against
 // the numbers of that header (probe/nvidia_abi.h), and against the header

@@ -3,7 +3,7 @@
 // NOT_SUPPORTED (3) is common and normal (no ECC on a GeForce, no fan on an
 // SXM board), a missing symbol leaves -1.
 //
-// Prototypes, enum values and field ids: shared/reference/nvidia-facts.md
+// Prototypes, enum values and field ids: docs/nvidia-facts.md
 // §4.3 (transcribed 2026-12); reason bits §4.5 are decoded by the checks.
 #include <string>
 #include <vector>

@@ -237,7 +237,7 @@ struct NvmlNvLink {
 };
 
 // The health readings of one GPU, each with its NVML status
-// (shared/reference/nvidia-facts.md §4.3, §4.5).
+// (docs/nvidia-facts.md §4.3, §4.5).
 struct NvmlHealth {
   NvmlValue<int> temperature_c;             // nvmlDeviceGetTemperature(GPU)
   NvmlValue<int> memory_temperature_c;      // field 82 MEMORY_TEMP (HBM GPUs)

@@ -43,7 +43,7 @@ std::string path_name(const Path& p);
 PathKind sysfs_pcie_path(const Snapshot& s, const std::string& bdf_a, const std::string& bdf_b,
                          std::string* why = nullptr);
 
-// nvmlGpuTopologyLevel_t -> PathKind (shared/reference/nvidia-facts.md §4,
+// nvmlGpuTopologyLevel_t -> PathKind (docs/nvidia-facts.md §4,
 // nvmlDeviceGetTopologyCommonAncestor): 0 INTERNAL (both on one board) and
 // 10 SINGLE -> PIX, 20 MULTIPLE -> PXB, 30 HOSTBRIDGE -> PHB, 40 NODE -> NODE,
 // 50 SYSTEM -> SYS; anything else kUnknown.

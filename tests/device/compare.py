@@ -54,7 +54,7 @@ NA_WORDS = {
 NVML_RC = {-1: "not asked", 0: "SUCCESS", 2: "INVALID_ARGUMENT", 3: "NOT_SUPPORTED",
            4: "NO_PERMISSION", 15: "GPU_IS_LOST", 999: "UNKNOWN"}
 
-# Clock-event ("throttle") reason bits, shared/reference/nvidia-facts.md §4.5
+# Clock-event ("throttle") reason bits, docs/nvidia-facts.md §4.5
 # (transcribed 2026-12), by the suffix of nvidia-smi's XML element
 # (clocks_event_reason_<suffix>, before driver 550 clocks_throttle_reason_<suffix>).
 REASON_BITS = {

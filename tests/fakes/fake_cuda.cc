@@ -1,5 +1,5 @@
 // Fake libcuda.so.1: the CUDA driver API's real symbol names and signatures
-// (shared/reference/nvidia-facts.md §3; CUresult and CUdevice are int,
+// (docs/nvidia-facts.md §3; CUresult and CUdevice are int,
 // CUuuid is 16 bytes), answering from the scenario file with the semantics
 // that decide whether CUDA starts:
 //  - cuInit reserves va_reserve_bytes of address space (PROT_NONE, as the

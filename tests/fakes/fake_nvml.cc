@@ -1,5 +1,5 @@
 // Fake libnvidia-ml.so.1: NVML's real symbol names, signatures and struct
-// layouts (shared/reference/nvidia-facts.md §4.3, §4.4, from NVIDIA's
+// layouts (docs/nvidia-facts.md §4.3, §4.4, from NVIDIA's
 // nvml.h as copied in NVIDIA/go-nvml, CUDA 13.3 header), answering from the
 // scenario file. Like real NVML it enumerates GPUs in PCI bus order and
 // ignores CUDA_VISIBLE_DEVICES.

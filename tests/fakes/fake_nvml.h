@@ -1,6 +1,6 @@
 // Internal to the fake libnvidia-ml.so.1 (fake_nvml.cc, fake_nvml_health.cc):
 // the handle type, the types both files use, and the per-call preamble.
-// Types: shared/reference/nvidia-facts.md §4.4 (CUDA 13.3 header, 2026-12).
+// Types: docs/nvidia-facts.md §4.4 (CUDA 13.3 header, 2026-12).
 #pragma once
 
 #include <cstddef>

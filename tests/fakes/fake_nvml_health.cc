@@ -1,5 +1,5 @@
 // Fake libnvidia-ml.so.1, health and topology calls: NVML's symbol names,
-// signatures, enum values and struct layouts (shared/reference/nvidia-facts.md
+// signatures, enum values and struct layouts (docs/nvidia-facts.md
 // §4.3-§4.5, CUDA 13.3 header, transcribed 2026-12), answering from each
 // GPU's "health" object and the scenario's "topology" (shape and rules in
 // scenario.h). A feature the scenario does not give is NOT_SUPPORTED, as on

@@ -1,5 +1,5 @@
 // Tests of the kernel-log pattern table (catalog/nvrm.h): the real lines of
-// shared/reference/nvidia-facts.md §2, §2.2 (and the kernel/kmod formats
+// docs/nvidia-facts.md §2, §2.2 (and the kernel/kmod formats
 // cited in nvrm.cc) match the right kind/type/finding; unrelated lines match
 // nothing; the RmInitAdapter decode tables.
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Tests of the code catalogs: Xid (catalog/xid.h) and the CUDA/NVML error
 // codes (catalog/cuda_errors.h). The expected code lists are written out
-// from shared/reference/nvidia-facts.md §1.3, §3 and §4.1, so a row dropped
+// from docs/nvidia-facts.md §1.3, §3 and §4.1, so a row dropped
 // from (or invented in) a table fails here.
 #include <gtest/gtest.h>
 
