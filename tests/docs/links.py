@@ -9,6 +9,13 @@ Checks README.md, docs/*.md and deploy/**/README*:
     (`docs/x.md`, `src/checks/`, `tests/logs/cases/*.log`) names something that exists.
 Links to http(s) sources are left alone: vendor documentation is cited, not shipped.
 
+And the code's citations of docs/nvidia-facts.md stand: in every file under src/, tests/,
+bench/, gpu/, fuzz/, docs/, scripts/ and python/ that cites the facts (names nvidia-facts, or
+writes "facts §N" or "fact sheet §N"), every §N, also in lists and ranges such as
+"§3, §4.1 and §10", "§7.2/§8" or "§4.3-§4.5" and on the lines that follow, is a section of
+docs/nvidia-facts.md: a heading there starts with "N " or "N." ("### 4.5 Clock event ...").
+Such a file writes "section N", not "§N", for any other document.
+
 usage: links.py            (run from anywhere; exit 1 naming file:line on a failure)
 """
 import glob
@@ -24,6 +31,12 @@ CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")  # http:, https:, mailto:
 # Where a path stops being literal: a glob, a placeholder (<check>), an ellipsis.
 PLACEHOLDER = re.compile(r"[<{]|\.\.\.|…")
+
+FACTS = os.path.join(ROOT, "docs", "nvidia-facts.md")
+CITING_DIRS = ("src", "tests", "bench", "gpu", "fuzz", "docs", "scripts", "python")
+CITES_FACTS = re.compile(r"nvidia-facts|\bfacts? (?:sheet )?§")
+SECTION_REF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
+SECTION_HEADING = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)[. ]")
 
 
 def doc_files():
@@ -108,6 +121,37 @@ def check_path(token):
     return None
 
 
+def fact_sections():
+    """The section numbers of docs/nvidia-facts.md's headings: {"1.3", "4", "4.5", ...}."""
+    return {m.group(1) for _, line in prose_lines(FACTS)
+            for m in [SECTION_HEADING.match(line)] if m}
+
+
+def citing_files():
+    for top in CITING_DIRS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, top)):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue  # tests/roots has links into fake sysfs trees
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                if CITES_FACTS.search(text):
+                    yield path, text
+
+
+def missing_sections():
+    """file:line of every §N cited in a file that cites the facts with no such section."""
+    sections = fact_sections()
+    for path, text in citing_files():
+        rel = os.path.relpath(path, ROOT)
+        for n, line in enumerate(text.splitlines(), 1):
+            for number in SECTION_REF.findall(line):
+                if number not in sections:
+                    yield f"{rel}:{n}: §{number}: docs/nvidia-facts.md has no section {number}"
+
+
 def main():
     dirs = top_dirs()
     failures = []
@@ -130,10 +174,12 @@ def main():
                     why = check_path(token)
                     if why:
                         failures.append(f"{rel}:{n}: {why}")
+    failures += missing_sections()
     for f in failures:
         print(f)
     if failures:
-        print(f"links.py: {len(failures)} broken link(s) or path(s)", file=sys.stderr)
+        print(f"links.py: {len(failures)} broken link(s), path(s) or section citation(s)",
+              file=sys.stderr)
         return 1
     return 0
 
