@@ -196,12 +196,77 @@ def check_generated(gpudoctor, spec):
         shutil.rmtree(out, ignore_errors=True)
 
 
+def check_typos(gpudoctor):
+    """A mistyped command, flag or finding id: one line with the nearest name, exit 64."""
+    for args, near in ((["chekc"], "'check'"), (["check", "--jsno"], "'--json'"),
+                       (["check", "--skip", "thermal.hgih"], "'thermal.high'"),
+                       (["history", "--histroy", "x"], "'--history'")):
+        p = subprocess.run([gpudoctor] + args, capture_output=True, text=True, env=ENV, timeout=30)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 64 or len(lines) != 1 or ("did you mean " + near) not in lines[0]:
+            fail("%s: exit %d, %r (want 64 and one line naming %s)"
+                 % (" ".join(args), p.returncode, p.stderr.strip(), near))
+    print("typos: 4 answered with the nearest name")
+
+
+def check_colour(gpudoctor):
+    """Severities in colour on a terminal; plain with NO_COLOR, TERM=dumb or a pipe."""
+    import pty
+    snap = os.path.join(ROOT, "tests/snapshots/ws-4x4090-ulimit.json")
+
+    def on_tty(env):
+        master, slave = pty.openpty()
+        p = subprocess.run([gpudoctor, "check", "--from", snap], stdout=slave, stderr=subprocess.PIPE,
+                           env=env, timeout=60)
+        os.close(slave)
+        out = b""
+        try:
+            while True:
+                chunk = os.read(master, 65536)
+                if not chunk:
+                    break
+                out += chunk
+        except OSError:  # EIO: the other side is closed
+            pass
+        os.close(master)
+        return p.returncode, out.decode("utf-8", "replace")
+
+    base = {k: v for k, v in ENV.items() if k != "NO_COLOR"}
+    rc, out = on_tty(dict(base, TERM="xterm"))
+    if "\x1b[1;31mFAIL\x1b[0m" not in out:
+        fail("check on a terminal: no red FAIL (exit %d): %r" % (rc, out[:300]))
+    for env in (dict(base, TERM="xterm", NO_COLOR="1"), dict(base, TERM="dumb")):
+        if "\x1b[" in on_tty(env)[1]:
+            fail("colour despite NO_COLOR or TERM=dumb")
+    piped = subprocess.run([gpudoctor, "check", "--from", snap], capture_output=True, text=True,
+                           env=dict(base, TERM="xterm"), timeout=60)
+    if "\x1b[" in piped.stdout:
+        fail("colour into a pipe")
+    print("colour: on a terminal only, off with NO_COLOR and TERM=dumb")
+
+    # explain reading a terminal says what it waits for; from a pipe it does not.
+    master, slave = pty.openpty()
+    p = subprocess.Popen([gpudoctor, "explain"], stdin=slave, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=ENV)
+    os.close(slave)
+    os.write(master, b"CUDA error: system not yet initialized\n\x04")
+    out, err = p.communicate(timeout=60)
+    os.close(master)
+    if b"paste the error output" not in err or b"fabric-manager" not in out:
+        fail("explain on a terminal: %r / %r" % (err[:200], out[:200]))
+    piped = subprocess.run([gpudoctor, "explain"], input="x\n", capture_output=True, text=True,
+                           env=ENV, timeout=60)
+    if "paste" in piped.stderr:
+        fail("explain prompts on a pipe: %r" % piped.stderr)
+
 def main():
     gpudoctor = os.path.abspath(sys.argv[1])
     spec = json.loads(subprocess.run([gpudoctor, "__cli-spec"], capture_output=True, text=True,
                                      check=True).stdout)
     check_flags(spec)
     check_json(gpudoctor)
+    check_typos(gpudoctor)
+    check_colour(gpudoctor)
     check_generated(gpudoctor, spec)
     if failures:
         print("%d problem(s)" % len(failures))
