@@ -188,6 +188,18 @@ const CudaErrorInfo* find_cuda_error_by_runtime_string(std::string_view s) {
   return nullptr;
 }
 
+const CudaErrorInfo* find_cuda_error_in_text(std::string_view lowered) {
+  // Shorter texts ("unknown error", "invalid argument") appear in messages
+  // of every kind; these name one code.
+  constexpr size_t kSpecific = 20;
+  for (const auto& e : kCudaErrors) {
+    if (e.runtime_string == nullptr) continue;
+    std::string text = ascii_lower(trimmed(e.runtime_string));
+    if (text.size() >= kSpecific && lowered.find(text) != std::string_view::npos) return &e;
+  }
+  return nullptr;
+}
+
 const char* nvml_error_name(int rc) {
   if (rc == 999) return "NVML_ERROR_UNKNOWN";
   constexpr int kCount = sizeof(kNvmlNames) / sizeof(kNvmlNames[0]);

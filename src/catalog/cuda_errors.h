@@ -24,6 +24,13 @@ const CudaErrorInfo* find_cuda_error_by_name(std::string_view name);
 // blanks and one trailing '.' ignored); nullptr if unknown.
 const CudaErrorInfo* find_cuda_error_by_runtime_string(std::string_view s);
 
+// The error whose runtime text appears anywhere in `lowered` (a lower-case
+// line): "ggml_cuda_init: failed to initialize CUDA: system not yet
+// initialized" -> 802. Only texts specific enough to name their code (20
+// characters and more: not "unknown error" or "out of memory"); nullptr if
+// none.
+const CudaErrorInfo* find_cuda_error_in_text(std::string_view lowered);
+
 // "CUDA_ERROR_OUT_OF_MEMORY (2)"; an unknown code gives "CUresult 12345".
 std::string cuda_driver_error(int code);
 // "cudaErrorMemoryAllocation (2): out of memory"

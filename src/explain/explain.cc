@@ -92,6 +92,7 @@ Snapshot snapshot_from_text(std::string_view text) {
       parse_cuda_line(line, lowered, line_no, &p);
     }
     parse_hint_line(line, lowered, line_no, &p);
+    parse_phrase_line(line, lowered, line_no, &p);
   }
 
   KernelLogScanner scanner(current_year());

@@ -230,16 +230,13 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
       return true;
     }
   }
-  // Runtime strings quoted alone ("no CUDA-capable device is detected").
-  if (icontains(lowered, "no cuda-capable device is detected")) {
-    set_runtime_code(p, 100);
-    add_reported(p, "cuda-runtime", 100, "no CUDA-capable device is detected", line, line_no);
-    return true;
-  }
-  if (icontains(lowered, "cuda driver version is insufficient for cuda runtime version")) {
-    set_runtime_code(p, 35);
-    add_reported(p, "cuda-runtime", 35,
-                 "CUDA driver version is insufficient for CUDA runtime version", line, line_no);
+  // A runtime error's own text in any wrapper, from the code table: "no
+  // CUDA-capable device is detected", "ggml_cuda_init: failed to initialize
+  // CUDA: system not yet initialized", "(error code system not yet
+  // initialized)!", "Error 804: forward compatibility was attempted ...".
+  if (const CudaErrorInfo* e = find_cuda_error_in_text(lowered)) {
+    set_runtime_code(p, e->code);
+    add_reported(p, "cuda-runtime", e->code, e->runtime_string, line, line_no);
     return true;
   }
   if (size_t at = lowered.find("libcuda.so");

@@ -11,6 +11,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
+#include "explain/parse.h"
 
 namespace gd {
 namespace {
@@ -43,6 +44,15 @@ const std::vector<Rule> kRules = {
   // §3 code 999 / §10: UVM missing or broken (after suspend), GPU in a bad state.
   {"cuda:999", {"uvm.missing", "uvm.hmm", "driver.after-suspend", "gpu.fallen-off-bus"}},
   {"cuda-alloc", {"memory.held-by-other-process"}},
+  // Codes after CUDA started that still name a cause (§3): an uncorrectable
+  // ECC error (with Xid 48/94/95), PTX from a toolkit newer than the driver.
+  {"cuda:214", {"ecc.uncorrectable", "gpu.reset-required"}},
+  {"cuda:218", {"driver.too-old-for-cuda"}},
+  {"cuda:222", {"driver.too-old-for-cuda"}},
+  // The phrase table (catalog/error_phrases.cc), each row from a thread.
+  {"container:no-driver",   {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
+  {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
+  {"container:rpc-timeout", {"persistence-mode.off"}},
   // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
   {"nvml:9",   {"driver.not-loaded", "driver.nouveau", "driver.module-load-failed", "driver.gpu-unsupported"}},
   {"nvml:4",   {"devnodes.permission"}},                                       // §4.1
@@ -138,6 +148,12 @@ const std::vector<Help> kHelp = {
    "sudo dmesg | grep -i -e nvrm -e nvidia; mokutil --sb-state   # or `gpudoctor check`"},
   {"driver.gpu-unsupported", {"install a driver branch that supports the GPU (legacy branch for old GPUs, newer for new ones)"},
    "lspci -nn | grep -i nvidia; cat /proc/driver/nvidia/version   # or `gpudoctor check`"},
+  {"ecc.uncorrectable", {"sudo nvidia-smi -r -i <N>   # reset the GPU (or reboot) so pending row remaps apply; replace it if errors return"},
+   "nvidia-smi -q -d ECC,ROW_REMAPPER; sudo dmesg | grep -i xid   # Xid 48/63/94/95; or `gpudoctor check`"},
+  {"persistence-mode.off", {"sudo systemctl enable --now nvidia-persistenced   # keeps the driver initialized between jobs"},
+   "nvidia-smi -q | grep -i persistence; systemctl status nvidia-persistenced   # or `gpudoctor check`"},
+  {"container.runtime-not-configured", {"sudo nvidia-ctk runtime configure --runtime=docker (or containerd --set-as-default), then restart the runtime"},
+   "docker info | grep -i runtime; cat /etc/docker/daemon.json   # or `gpudoctor check` on the node"},
   {"nvml.init-failed", {"reinstall the driver's user-space part (nvidia-utils / libnvidia-compute of the loaded branch)"},
    "sudo dmesg | grep -i nvrm; `gpudoctor check`, which runs NVML in a child it can watch"},
 };
@@ -227,6 +243,15 @@ std::vector<Signal> signals(const Snapshot& s) {
   }
   for (const char* kind : {"nvidia-smi-missing", "cuda-alloc"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
+  }
+  for (const auto& r : s.reported) {
+    if (r.kind.starts_with(kPhraseKindPrefix)) {
+      add_signal(&out, r.kind.substr(kPhraseKindPrefix.size()), {line_ref(r)});
+    }
+    const bool cuda_kind = r.kind == "cuda-runtime" || r.kind == "cuda-driver" || r.kind == "nccl";
+    if (cuda_kind && (r.code == 214 || r.code == 218 || r.code == 222)) {
+      add_signal(&out, "cuda:" + std::to_string(r.code), {line_ref(r)});
+    }
   }
   for (const auto& r : s.reported) {
     if (r.kind != "container-runtime") continue;

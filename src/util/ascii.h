@@ -26,6 +26,13 @@ inline std::string ascii_upper(std::string_view s) {
   return out;
 }
 
+// "NVIDIA-SMI" -> "nvidia-smi".
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // Text for a terminal: control bytes (ESC, CR, BEL, ...) other than newline
 // and tab as \xNN, so that a log line or pasted text cannot move the cursor,
 // retitle the window or hide what follows. UTF-8 passes unchanged.

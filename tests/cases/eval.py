@@ -37,7 +37,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # the 164 cases of 2026-12-05: 38.0 % top-1, 48.9 % top-3, one false alarm
 # (b-ipex-comfyui-1: "Found no NVIDIA driver" from an Intel image on a
 # machine without an NVIDIA GPU, which the text alone cannot tell).
-FLOOR = {"top1": 0.37, "top3": 0.48, "false_alarms": 1}
+# Then explain learned error texts from the code table and a phrase table
+# taken from the tune half: 48.2 % top-1 (tune 52.4, measure 41.8), 59.1 %
+# top-3.
+FLOOR = {"top1": 0.48, "top3": 0.59, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")

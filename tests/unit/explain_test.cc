@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "catalog/cuda_errors.h"
+#include "catalog/error_phrases.h"
 #include "report/report.h"
 
 namespace gd {
@@ -116,6 +118,44 @@ TEST(ExplainReport, ContainerPromptTipsTheMismatchToTheContainer) {
   Report r = explain(s);
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].id, "container.driver-mismatch");
+}
+
+// Lines from public threads (tests/cases/ holds each with its URL).
+TEST(ExplainReport, AnErrorsOwnTextNamesItsCodeInAnyWrapper) {
+  for (const char* line :
+       {"ggml_cuda_init: failed to initialize CUDA: system not yet initialized",
+        "Failed to allocate device vector A (error code system not yet initialized)!",
+        "Test CUDA failure common.cu:941 'system not yet initialized'"}) {
+    Report r = explain(snapshot_from_text(std::string(line) + "\n"));
+    ASSERT_FALSE(r.findings.empty()) << line;
+    EXPECT_EQ(r.findings[0].id, "fabric-manager.not-running") << line;
+  }
+  Report ecc =
+      explain(snapshot_from_text("RuntimeError: CUDA error: uncorrectable ECC error "
+                                 "encountered\n"));
+  ASSERT_FALSE(ecc.findings.empty());
+  EXPECT_EQ(ecc.findings[0].id, "ecc.uncorrectable");
+  // A short, general text ("unknown error") names no code by itself.
+  EXPECT_EQ(find_cuda_error_in_text("worker exited: unknown error"), nullptr);
+  EXPECT_EQ(find_cuda_error_in_text("error 804: forward compatibility was attempted on non "
+                                    "supported hw")
+                ->code,
+            804);
+}
+
+TEST(ExplainReport, PhrasesFromTheTableGiveTheirCauses) {
+  Report stub = explain(snapshot_from_text(
+      "AttributeError: /scratch/opt/cuda-12.1/lib64/stubs/libcuda.so: undefined symbol: _undef\n"));
+  ASSERT_FALSE(stub.findings.empty());
+  EXPECT_EQ(stub.findings[0].id, "cuda.stub-library");
+  Report rpc = explain(snapshot_from_text(
+      "nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.\n"));
+  ASSERT_FALSE(rpc.findings.empty());
+  EXPECT_EQ(rpc.findings[0].id, "persistence-mode.off");
+  for (const ErrorPhrase& p : error_phrases()) {
+    EXPECT_EQ(find_error_phrase(p.all_of.front()), p.all_of.size() == 1 ? &p : nullptr)
+        << p.seen_in;
+  }
 }
 
 TEST(ExplainReport, ResumeLineDecides999) {

@@ -1,0 +1,46 @@
+// Each row comes from a public thread whose cause was confirmed; `seen_in`
+// names its record in tests/cases/, which keeps the URL and the verbatim text.
+// Rows are taken only from the corpus's "tune" half (tests/cases/eval.py):
+// the "measure" half shows whether they generalize.
+#include "catalog/error_phrases.h"
+
+#include <algorithm>
+
+namespace gd {
+
+const std::vector<ErrorPhrase>& error_phrases() {
+  // clang-format off
+  static const std::vector<ErrorPhrase> kPhrases = {
+    // JAX/XLA: the loaded kernel module and the user-space driver differ.
+    {{"does not match dso version"}, "nvml:18",
+     "the kernel module's version differs from the user-space driver's (DSO)",
+     "a-mismatch-jax-kernel-vs-dso-515-510"},
+    // NGC images' banner when no driver was mounted into the container.
+    {{"the nvidia driver was not detected"}, "container:no-driver",
+     "the container sees no NVIDIA driver", "a-container-no-gpus-ngc-driver-not-detected"},
+    // The Kubernetes device plugin in a pod the NVIDIA runtime did not set up.
+    {{"could not load nvml library"}, "container:no-nvml",
+     "NVML is not in the container (the NVIDIA runtime did not set it up)",
+     "b-k8s-dp-23-nvml-default-runtime"},
+    // nvidia-container-cli waiting on a driver that is not kept initialized.
+    {{"driver rpc error: timed out"}, "container:rpc-timeout",
+     "the driver did not answer the container runtime in time", "c-nvctk-202-rpc-timeout-persistence"},
+    // The toolkit's stub libcuda on the library path.
+    {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
+     "a-stub-numba-ld-library-path"},
+  };
+  // clang-format on
+  return kPhrases;
+}
+
+const ErrorPhrase* find_error_phrase(std::string_view lowered) {
+  for (const ErrorPhrase& p : error_phrases()) {
+    if (std::all_of(p.all_of.begin(), p.all_of.end(),
+                    [&](const char* s) { return lowered.find(s) != std::string_view::npos; })) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace gd
