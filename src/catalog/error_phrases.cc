@@ -25,6 +25,14 @@ const std::vector<ErrorPhrase>& error_phrases() {
     // nvidia-container-cli waiting on a driver that is not kept initialized.
     {{"driver rpc error: timed out"}, "container:rpc-timeout",
      "the driver did not answer the container runtime in time", "c-nvctk-202-rpc-timeout-persistence"},
+    {{"nvidia-container-cli", "driver error: timed out"}, "container:rpc-timeout",
+     "the driver did not answer the container runtime in time",
+     "c-nvdocker-628-p2-16xlarge-persistence"},
+    // NVML's version-mismatch text as other tools print it.
+    {{"driver / library version mismatch"}, "nvml:18", "Driver/library version mismatch",
+     "b-nvdocker-737-old-containers-old-driver"},
+    {{"nvml: driver/library version mismatch"}, "nvml:18", "Driver/library version mismatch",
+     "b-nvdocker-584-stale-nvml-symlinks"},
     // The toolkit's stub libcuda on the library path.
     {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
      "a-stub-numba-ld-library-path"},

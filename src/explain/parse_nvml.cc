@@ -11,6 +11,7 @@
 //     to recover this GPU
 //   No devices were found
 //   nvmlInit_v2 failed: NVML_ERROR_LIB_RM_VERSION_MISMATCH
+//   pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded
 //   GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1b9a0c7e-5d4f-4a8e-9c31-2f6b8d0e7a11)   (-L)
 // The table:
 //   | NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |
@@ -20,7 +21,9 @@
 //   | Processes:                                                                              |
 //   |    0   N/A  N/A      4242      C   python                                      23000MiB |
 //   |  No running processes found                                                             |
+#include <cctype>
 #include <cstdlib>
+#include <string>
 
 #include "catalog/cuda_errors.h"
 #include "explain/parse.h"
@@ -310,6 +313,25 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
       ++end;
     }
     int rc = nvml_error_by_name(line.substr(at, end - at));
+    if (rc > 0) {
+      NvmlInfo& n = text_nvml(p);
+      if (n.init_rc <= 0) n.init_rc = rc;
+      add_reported(p, "nvml", rc, std::string(line.substr(at, end - at)), line, line_no);
+      return true;
+    }
+  }
+  // pynvml raises one exception class per code, its name the code's in
+  // CamelCase: "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded" is
+  // NVML_ERROR_DRIVER_NOT_LOADED (9), looked up in the same table.
+  if (size_t at = line.find("NVMLError_"); at != std::string_view::npos) {
+    std::string name = "NVML_ERROR";
+    size_t end = at + 10;
+    for (; end < line.size() && std::isalnum(static_cast<unsigned char>(line[end])); ++end) {
+      const char c = line[end];
+      if (std::isupper(static_cast<unsigned char>(c)) || end == at + 10) name += '_';
+      name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    int rc = nvml_error_by_name(name);
     if (rc > 0) {
       NvmlInfo& n = text_nvml(p);
       if (n.init_rc <= 0) n.init_rc = rc;

@@ -143,6 +143,15 @@ TEST(ExplainReport, AnErrorsOwnTextNamesItsCodeInAnyWrapper) {
             804);
 }
 
+TEST(ExplainParse, PynvmlExceptionNamesAreNvmlCodes) {
+  Snapshot s = snapshot_from_text("pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded\n");
+  EXPECT_EQ(s.nvml.init_rc, 9);
+  EXPECT_EQ(snapshot_from_text("NVMLError_LibRmVersionMismatch\n").nvml.init_rc, 18);
+  EXPECT_EQ(snapshot_from_text("NVMLError_GpuIsLost\n").nvml.init_rc, 15);
+  // A name that is no NVML code says nothing.
+  EXPECT_NE(snapshot_from_text("NVMLError_NoSuchThing\n").nvml.init_rc, 9);
+}
+
 TEST(ExplainReport, PhrasesFromTheTableGiveTheirCauses) {
   Report stub = explain(snapshot_from_text(
       "AttributeError: /scratch/opt/cuda-12.1/lib64/stubs/libcuda.so: undefined symbol: _undef\n"));
