@@ -30,7 +30,7 @@ test=(
   slurm-wlm munge                              # a real single-node Slurm
   chromium                                     # the status page in a real browser
   openssl curl                                 # TLS certificates, HTTP client
-  groff-base zsh fish                          # the man pages and completions, tried
+  groff-base man-db zsh fish                   # the man pages and completions, tried
   dpkg-dev file                                # cpack's Debian packages (dpkg-shlibdeps)
 )
 fuzz=(clang libclang-rt-14-dev)                # libFuzzer targets
