@@ -4,6 +4,8 @@
 //
 //   root@3f2a1b9c0d4e:/workspace# nvidia-smi        (Docker names hosts by 12 hex digits)
 //   $ docker run --rm --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi
+//   $ docker run -it --rm ghcr.io/leejet/stable-diffusion.cpp:master-cuda   (no GPU asked for)
+//   Creating vqgan-clip-docker_generate_run ... done                     (docker-compose)
 //   bash: nvidia-smi: command not found
 //   Segmentation fault (core dumped)
 //   [ 5402.118133] PM: suspend exit
@@ -47,14 +49,35 @@ std::string_view command_of(std::string_view t) {
   return "";
 }
 
+// A `docker run` / `podman run` that asks for no GPU: no --gpus, no NVIDIA
+// runtime, no CDI or device-node flag.
+bool runs_without_gpus(std::string_view lowered) {
+  if (!icontains(lowered, "docker run") && !icontains(lowered, "podman run")) return false;
+  for (std::string_view asks : {"--gpus", "--runtime=nvidia", "--runtime nvidia", "nvidia.com/gpu",
+                                "/dev/nvidia", "nvidia_visible_devices"}) {
+    if (icontains(lowered, asks)) return false;
+  }
+  return true;
+}
+
+// docker-compose (v1) creating a one-off container: "Creating x_y_run ... done".
+bool compose_line(std::string_view t) {
+  return t.starts_with("Creating ") && t.ends_with(" ... done");
+}
+
 }  // namespace
 
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
   std::string_view t = trim(line);
   bool hit = false;
   if (docker_prompt(t) || icontains(lowered, "docker run") || icontains(lowered, "podman run") ||
-      icontains(lowered, "/.dockerenv") || icontains(lowered, "kubectl ")) {
+      icontains(lowered, "/.dockerenv") || icontains(lowered, "kubectl ") || compose_line(t)) {
     add_reported(p, "container-hint", -1, std::string(t.substr(0, 120)), line, line_no);
+    hit = true;
+  }
+  if (runs_without_gpus(lowered)) {
+    add_reported(p, "container-no-gpu-flag", -1, "the container was started without --gpus", line,
+                 line_no);
     hit = true;
   }
   if (std::string_view cmd = command_of(t); !cmd.empty()) {

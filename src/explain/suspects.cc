@@ -53,6 +53,8 @@ const std::vector<Rule> kRules = {
   {"container:no-driver",   {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
   {"container:rpc-timeout", {"persistence-mode.off"}},
+  // A `docker run` that asked for no GPU (explain/parse_hints.cc).
+  {"container-no-gpu-flag", {"container.no-gpus"}},
   // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
   {"nvml:9",   {"driver.not-loaded", "driver.nouveau", "driver.module-load-failed", "driver.gpu-unsupported"}},
   {"nvml:4",   {"devnodes.permission"}},                                       // §4.1
@@ -241,7 +243,7 @@ std::vector<Signal> signals(const Snapshot& s) {
   if (has_reported(s, "nvml-no-devices")) {
     add_signal(&out, "nvml:no-devices", reported_lines(s, {"nvml-no-devices"}, -1));
   }
-  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc"}) {
+  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
   }
   for (const auto& r : s.reported) {
@@ -294,6 +296,10 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
       ++w;
     }
     if (id == "container.no-gpus" && smi_works) w -= 2;
+    if (id == "container.no-gpus" && has_reported(s, "container-no-gpu-flag")) {
+      cite("container-no-gpu-flag");
+      w += 2;
+    }
   }
   if ((id == "driver.not-loaded" || id == "devnodes.missing") && smi_works) {
     lines->push_back("nvidia-smi lists GPUs, so the driver and its device nodes are there");

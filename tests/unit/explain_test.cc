@@ -143,6 +143,23 @@ TEST(ExplainReport, AnErrorsOwnTextNamesItsCodeInAnyWrapper) {
             804);
 }
 
+TEST(ExplainReport, ADockerRunThatAskedForNoGpu) {
+  const std::string err =
+      "/sd-cli: error while loading shared libraries: libcuda.so.1: cannot open shared object "
+      "file: No such file or directory\n";
+  Report bare = explain(snapshot_from_text("$ docker run -it --rm img:cuda\n" + err));
+  ASSERT_FALSE(bare.findings.empty());
+  EXPECT_EQ(bare.findings[0].id, "container.no-gpus");
+  Report asked = explain(snapshot_from_text("$ docker run --gpus all -it --rm img:cuda\n" + err));
+  ASSERT_FALSE(asked.findings.empty());
+  EXPECT_NE(asked.findings[0].id, "container.no-gpus");
+  // docker-compose's own line is a container too.
+  Snapshot compose = snapshot_from_text(
+      "Creating vqgan-clip-docker_generate_run ... done\nRuntimeError: Found no NVIDIA driver on "
+      "your system.\n");
+  EXPECT_EQ(explain(compose).findings.at(0).id, "container.no-gpus");
+}
+
 TEST(ExplainParse, PynvmlExceptionNamesAreNvmlCodes) {
   Snapshot s = snapshot_from_text("pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded\n");
   EXPECT_EQ(s.nvml.init_rc, 9);
