@@ -117,6 +117,16 @@ struct Phrase {
   int driver_version;  // -1 unknown; 0: PyTorch saw no driver at all
 };
 
+// How programs print a CUDA code in a line about CUDA, besides "CUDA error
+// N" and PyTorch's "Error N:": "cuda runtime error (101) : invalid device
+// ordinal" (PyTorch 1.x), "THCudaCheck FAIL ... error=999 : unknown error",
+// "cudaGetDeviceCount returned 100", "err: 3", "init failure: 999",
+// "code=803", "status 2". The number counts only when it is a CUDA code
+// that says CUDA did not start (not one of after_start_code's).
+constexpr std::string_view kNumberForms[] = {"runtime error (", "error=", " returned ",
+                                             "err: ",           "err=",   "code=",
+                                             "init failure: ",  "status "};
+
 // PyTorch's own sentences for cudaGetDeviceCount results (facts §3 "Other points").
 const Phrase kPhrases[] = {
     {"cuda driver initialization failed, you might not have a cuda gpu", 3, -1},
@@ -238,6 +248,17 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
     set_runtime_code(p, e->code);
     add_reported(p, "cuda-runtime", e->code, e->runtime_string, line, line_no);
     return true;
+  }
+  if (icontains(lowered, "cuda")) {
+    for (std::string_view form : kNumberForms) {
+      size_t at = lowered.find(form);
+      if (at == std::string_view::npos) continue;
+      int code = number_at(line, at + form.size());
+      if (code <= 0 || after_start_code(code) || find_cuda_error(code) == nullptr) continue;
+      set_runtime_code(p, code);
+      add_reported(p, "cuda-runtime", code, cuda_runtime_error(code), line, line_no);
+      return true;
+    }
   }
   if (size_t at = lowered.find("libcuda.so");
       at != std::string_view::npos && icontains(lowered, "cannot open shared object file") &&

@@ -160,6 +160,23 @@ TEST(ExplainReport, ADockerRunThatAskedForNoGpu) {
   EXPECT_EQ(explain(compose).findings.at(0).id, "container.no-gpus");
 }
 
+TEST(ExplainParse, CodesInTheFormsProgramsPrintThem) {
+  EXPECT_EQ(snapshot_from_text("cudaGetDeviceCount returned 100\n").cuda.runs.at(0).cudart_rc, 100);
+  EXPECT_EQ(snapshot_from_text("THCudaCheck FAIL file=/w/THCGeneral.cpp line=47 error=999 : "
+                               "unknown error\n")
+                .cuda.runs.at(0)
+                .cudart_rc,
+            999);
+  EXPECT_EQ(snapshot_from_text("CUDA driver init failure: 802\n").cuda.runs.at(0).cudart_rc, 802);
+  // A number that is no start-up failure says nothing: an exit status, an
+  // invalid ordinal (after CUDA started).
+  EXPECT_TRUE(snapshot_from_text("error running hook: exit status 1, stderr: nvidia-container-cli: "
+                                 "requirement error: unsatisfied condition: cuda>=11.0\n")
+                  .cuda.runs.empty());
+  Snapshot ordinal = snapshot_from_text("RuntimeError: cuda runtime error (101) : x\n");
+  EXPECT_TRUE(ordinal.cuda.runs.empty() || ordinal.cuda.runs.at(0).cudart_rc != 101);
+}
+
 TEST(ExplainParse, PynvmlExceptionNamesAreNvmlCodes) {
   Snapshot s = snapshot_from_text("pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded\n");
   EXPECT_EQ(s.nvml.init_rc, 9);
