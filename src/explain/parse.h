@@ -57,8 +57,7 @@ bool parse_env_line(std::string_view line, int line_no, TextParse* p);
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
 // A line of the phrase table, reported as kind "phrase:<signal>".
 inline constexpr std::string_view kPhraseKindPrefix = "phrase:";
-bool parse_phrase_line(std::string_view line, std::string_view lowered, int line_no,
-                       TextParse* p);
+bool parse_phrase_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
 
 // Shared by the nvidia-smi parsers (parse_nvml.cc, parse_smi_query.cc).
 // "00000000:41:00.0" / "0000:41:00.0" / "41:00.0" inside s -> "0000:41:00.0"; "" if none.
