@@ -15,6 +15,7 @@
 #include "catalog/cuda_errors.h"
 
 #include <cctype>
+#include <utility>
 #include <vector>
 
 #include "util/ascii.h"
@@ -190,12 +191,20 @@ const CudaErrorInfo* find_cuda_error_by_runtime_string(std::string_view s) {
 
 const CudaErrorInfo* find_cuda_error_in_text(std::string_view lowered) {
   // Shorter texts ("unknown error", "invalid argument") appear in messages
-  // of every kind; these name one code.
+  // of every kind; these name one code. Lower-cased once: explain asks for
+  // every line it reads.
   constexpr size_t kSpecific = 20;
-  for (const auto& e : kCudaErrors) {
-    if (e.runtime_string == nullptr) continue;
-    std::string text = ascii_lower(trimmed(e.runtime_string));
-    if (text.size() >= kSpecific && lowered.find(text) != std::string_view::npos) return &e;
+  static const std::vector<std::pair<std::string, const CudaErrorInfo*>> kSpecificTexts = [] {
+    std::vector<std::pair<std::string, const CudaErrorInfo*>> out;
+    for (const auto& e : kCudaErrors) {
+      if (e.runtime_string == nullptr) continue;
+      std::string text = ascii_lower(trimmed(e.runtime_string));
+      if (text.size() >= kSpecific) out.emplace_back(std::move(text), &e);
+    }
+    return out;
+  }();
+  for (const auto& [text, e] : kSpecificTexts) {
+    if (lowered.find(text) != std::string_view::npos) return e;
   }
   return nullptr;
 }

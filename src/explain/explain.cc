@@ -12,6 +12,7 @@
 #include "explain/suspects.h"
 #include "kernlog/scanner.h"
 #include "report/report.h"
+#include "util/ascii.h"
 
 namespace gd {
 namespace {
@@ -82,7 +83,7 @@ Snapshot snapshot_from_text(std::string_view text) {
     if (line.size() > kMaxLineChars) line = line.substr(0, kMaxLineChars);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (trim(line).empty()) continue;
-    std::string lowered = lower_ascii(line);
+    std::string lowered = ascii_lower(line);
     kernel_text = kernel_text || kernel_line(line);
     parse_smi_table_line(line, line_no, &p);
     parse_smi_query_line(line, &p);

@@ -41,8 +41,6 @@ struct TextParse {
 void add_reported(TextParse* p, std::string kind, int code, std::string text, std::string_view line,
                   int line_no);
 
-// Lower-case ASCII copy (other bytes unchanged).
-std::string lower_ascii(std::string_view s);
 bool icontains(std::string_view lowered_haystack, std::string_view lowered_needle);
 
 // Each returns true when it understood the line (the next parsers still run;

@@ -15,6 +15,7 @@
 //   |  No MIG devices found                                                              |
 //   nouveau 0000:01:00.0: DRM: GPU lockup - switching to software fbcon
 #include "explain/parse.h"
+#include "util/ascii.h"
 
 namespace gd {
 namespace {
@@ -81,7 +82,7 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     hit = true;
   }
   if (std::string_view cmd = command_of(t); !cmd.empty()) {
-    p->last_command = lower_ascii(cmd.substr(0, 200));
+    p->last_command = ascii_lower(cmd.substr(0, 200));
     return hit;
   }
   if (icontains(lowered, "nvidia-smi: command not found") ||

@@ -27,6 +27,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "explain/parse.h"
+#include "util/ascii.h"
 
 namespace gd {
 namespace {
@@ -65,7 +66,7 @@ std::string find_bus_id(std::string_view s) {
         if (i - 1 - d >= 4) domain = std::string(s.substr(i - 5, 4));
       }
       std::string out = domain + ":" + std::string(s.substr(i, 7));
-      return lower_ascii(out);
+      return ascii_lower(out);
     }
   }
   return "";

@@ -21,14 +21,6 @@ void add_reported(TextParse* p, std::string kind, int code, std::string text, st
   p->observed.insert("reported");
 }
 
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 bool icontains(std::string_view lowered_haystack, std::string_view lowered_needle) {
   return lowered_haystack.find(lowered_needle) != std::string_view::npos;
 }

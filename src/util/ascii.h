@@ -26,10 +26,13 @@ inline std::string ascii_upper(std::string_view s) {
   return out;
 }
 
-// "NVIDIA-SMI" -> "nvidia-smi".
+// "NVIDIA-SMI" -> "nvidia-smi": A-Z only, every other byte as it is
+// (whatever the locale).
 inline std::string ascii_lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
   return out;
 }
 
