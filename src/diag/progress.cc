@@ -9,16 +9,17 @@
 namespace gd {
 namespace {
 
-// The helper's line as JSON of the given type; null when it is not.
-nlohmann::json parsed(std::string_view line, const char* type) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("type", "") != type) return nullptr;
-  return j;
-}
-
 std::string text(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? printable(it->get<std::string>(), 64) : "";
+}
+
+// The helper's line as JSON of the given type; null when it is not. A "type" that is
+// not a string is a line of another kind, not an error: the helper's output is untrusted.
+nlohmann::json parsed(std::string_view line, const char* type) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || text(j, "type") != type) return nullptr;
+  return j;
 }
 
 // "memtest 0000:17:00.0", "gemm bf16 0000:17:00.0", "p2p 0000:17:00.0 -> 0000:2a:00.0",

@@ -31,6 +31,9 @@ TEST(DiagProgress, OtherLinesAndGarbageGiveNothing) {
       diag_started_test(R"({"type":"start","test":"gemm","gpu":"0000:17:00.0","dtype":"bf16"})"),
       "gemm bf16 0000:17:00.0");
   EXPECT_EQ(diag_started_test(R"({"type":"result","test":"gemm"})"), "");
+  // A "type" that is not a string (found by fuzz_diag_helper in CI) is not a crash.
+  EXPECT_EQ(diag_progress_line(R"({"type":20512.7})"), "");
+  EXPECT_EQ(diag_started_test(R"({"type":["start"],"test":"gemm"})"), "");
 }
 
 TEST(DiagProgress, ControlCharactersFromTheHelperNeverReachTheTerminal) {
