@@ -43,6 +43,11 @@ const std::vector<LogPattern> kPatterns = {
    "the driver could not initialize the GPU", "driver.module-load-failed"},
   {"nvrm", "rm-init-failed", "NVRM: ", "rm_init_adapter failed",
    "the driver could not initialize the GPU when it was opened", "driver.module-load-failed"},
+  // "NVRM: GPU 0000:01:00.0 is already bound to NovaCore." (driver 580 on
+  // Linux 7.0 with nova_core, nouveau's successor, built in:
+  // https://github.com/beclab/Olares/pull/3963). Another driver owns the GPU.
+  {"nvrm", "bound-elsewhere", "NVRM: ", "is already bound to",
+   "another kernel driver (nouveau, nova_core, vfio-pci) owns the GPU", "driver.nouveau"},
   {"nvrm", "probe-not-called", "NVRM: ", "probe routine was not called",
    "another driver (usually nouveau, or vfio-pci) owns the GPU", "driver.nouveau"},
   {"nvrm", "probe-failed", "NVRM: ", "probe routine failed",
@@ -56,6 +61,11 @@ const std::vector<LogPattern> kPatterns = {
   {"nvrm", "open-module-unsupported", "NVRM: ", "installed in this system is not supported by open",
    "the open kernel module cannot drive this pre-Turing GPU (it has no GSP)",
    "driver.gpu-unsupported"},
+  // The first open modules (515) refused every GPU but data-center ones unless
+  // OpenRmEnableUnsupportedGpus=1; the GPU's init then fails. Seen in
+  // https://github.com/NVIDIA/open-gpu-kernel-modules/issues/230 (515.43.04).
+  {"nvrm", "open-module-unsupported", "NVRM: ", "Open nvidia.ko is only ready for use on Data Center",
+   "this open kernel module release drives only data-center GPUs", "driver.gpu-unsupported"},
   {"nvrm", "gpu-unsupported", "NVRM: ", "installed in this system is not supported by the",
    "this driver branch does not support the GPU", "driver.gpu-unsupported"},
   // Legacy GPUs: "NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is" /

@@ -1,6 +1,10 @@
 // driver.gpu-unsupported: a GPU whose architecture the loaded driver branch
 // (or kernel module flavour) does not support. Judged from PCI device ids,
-// because the driver does not register such a GPU with NVML at all.
+// because the driver does not register such a GPU with NVML at all, and from
+// the driver's own word in the kernel log ("NVRM: The NVIDIA GPU ... is not
+// supported by ...", facts §2), which also covers models our table lacks and
+// explain's pasted logs, where neither the driver nor the bus was seen.
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -8,26 +12,64 @@
 #include "catalog/gpu_models.h"
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
+#include "checks/kernel_events.h"
 #include "checks/util.h"
 
 namespace gd {
+namespace {
+
+constexpr const char* kId = "driver.gpu-unsupported";
+
+// The log lines in which the driver refuses a GPU; one evidence line each.
+std::vector<std::string> refusals_in_log(const Snapshot& s, std::vector<std::string>* gpus) {
+  std::vector<std::string> out;
+  for (const KernelEvent& e : s.kernel_log.events) {
+    if (e.kind != "nvrm" || (e.type != "gpu-unsupported" && e.type != "open-module-unsupported")) {
+      continue;
+    }
+    out.push_back(event_evidence(s, e));
+    if (!e.gpu.empty() && std::find(gpus->begin(), gpus->end(), e.gpu) == gpus->end()) {
+      gpus->push_back(e.gpu);
+    }
+  }
+  return out;
+}
+
+Finding refused_by_driver(std::vector<std::string> evidence, std::vector<std::string> gpus) {
+  Finding f = make_finding(kId, Severity::kFail,
+                           "The NVIDIA driver says it does not support the GPU: its kernel log "
+                           "refuses it.");
+  f.gpus = std::move(gpus);
+  f.evidence = std::move(evidence);
+  f.remedy = {"Install a driver branch that supports the GPU: the legacy branch the log names "
+              "for an older GPU, a newer branch for a newer one, or the proprietary module where "
+              "the open one does not support it; then reboot."};
+  return f;
+}
+
+}  // namespace
 
 std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
-  constexpr const char* kId = "driver.gpu-unsupported";
-  if (!nvidia_driver_loaded(s)) {
-    return not_applicable(kId, "The driver version is unknown (driver not loaded).");
-  }
+  std::vector<std::string> log_gpus;
+  std::vector<std::string> from_log = refusals_in_log(s, &log_gpus);
+  // What the tables cannot judge, the driver's own word in the log still decides.
+  auto log_or = [&](std::string why) {
+    if (!from_log.empty()) {
+      return std::vector<Finding>{refused_by_driver(std::move(from_log), std::move(log_gpus))};
+    }
+    return not_applicable(kId, std::move(why));
+  };
+  if (!nvidia_driver_loaded(s)) return log_or("The driver version is unknown (driver not loaded).");
   std::string from;
   std::string version_text = module_version(s, &from);
   auto version = parse_driver_version(version_text);
   if (from.starts_with("NVML")) version_text += ", from NVML";
   if (!version) {
-    return not_applicable(kId,
-                          "The driver version is unknown: /proc/driver/nvidia/version was not "
+    return log_or("The driver version is unknown: /proc/driver/nvidia/version was not "
                           "read and NVML gave none.");
   }
   auto gpus = pci_gpus(s);
-  if (gpus.empty()) return not_applicable(kId, "No NVIDIA GPU on the PCI bus.");
+  if (gpus.empty()) return log_or("No NVIDIA GPU on the PCI bus.");
 
   std::string flavour = s.driver.open_kernel_module ? "open" : "proprietary";
   std::vector<std::string> evidence;
@@ -56,6 +98,7 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
   }
 
   std::string driver_text = "driver " + version_text + " (" + flavour + " kernel module)";
+  if (bad.empty() && !from_log.empty()) return log_or("");
   if (bad.empty()) {
     if (arch_count.empty()) {
       return not_applicable(kId, "No GPU of a known architecture to judge (" +
@@ -74,6 +117,7 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
   f.evidence = evidence;
   f.evidence.push_back("loaded: " +
                        (s.driver.version_line.empty() ? driver_text : s.driver.version_line));
+  f.evidence.insert(f.evidence.end(), from_log.begin(), from_log.end());
   for (auto& fix : fixes) {
     fix[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(fix[0])));
     f.remedy.push_back(fix + ", then reboot.");

@@ -15,10 +15,10 @@ const std::vector<CheckEntry>& all_checks() {
   // clang-format off
   static const std::vector<CheckEntry> kChecks = {
     {"driver-loaded", "the NVIDIA kernel driver is loaded", {"driver.not-loaded"}, check_driver_loaded, {"driver", "pci"}},
-    {"nouveau", "nouveau does not hold the GPUs", {"driver.nouveau"}, check_nouveau, {"driver", "pci"}},
+    {"nouveau", "nouveau does not hold the GPUs", {"driver.nouveau"}, check_nouveau, {"kernel-log"}},  // the driver and bus, or in explain the log alone
     {"module-load", "the NVIDIA kernel module loaded and bound every GPU", {"driver.module-load-failed"}, check_module_load_failed, {"kernel-log"}},  // the driver, or in explain the log alone
     {"library-mismatch", "user-space driver libraries match the kernel module", {"driver.library-mismatch"}, check_library_mismatch, {"driver", "nvml", "cuda"}},
-    {"gpu-supported", "the driver branch supports every GPU", {"driver.gpu-unsupported"}, check_gpu_unsupported, {"driver", "pci"}},
+    {"gpu-supported", "the driver branch supports every GPU", {"driver.gpu-unsupported"}, check_gpu_unsupported, {"kernel-log"}},  // the driver and bus, or in explain the log alone
     {"driver-new-enough", "the driver is new enough for the CUDA runtime in use", {"driver.too-old-for-cuda"}, check_too_old_for_cuda, {"driver", "pci", "nvml", "cuda"}},
     {"stub-library", "the real libcuda is loaded, not the toolkit stub", {"cuda.stub-library"}, check_stub_library, {"cuda", "env"}},
     {"forward-compat", "a cuda-compat package fits the GPUs and the driver", {"cuda.compat-unsupported", "cuda.compat-mismatch"}, check_compat, {"driver", "pci", "cuda", "env"}},

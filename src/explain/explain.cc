@@ -124,13 +124,16 @@ Snapshot snapshot_from_text(std::string_view text) {
 
 Report explain_snapshot(const Snapshot& s, const Config& c) {
   std::vector<const CheckEntry*> runnable;
-  std::set<std::string> decided;
   for (const auto& entry : all_checks()) {
-    if (!needs_observed(entry, s)) continue;
-    runnable.push_back(&entry);
-    decided.insert(entry.ids.begin(), entry.ids.end());
+    if (needs_observed(entry, s)) runnable.push_back(&entry);
   }
   Report checked = run_checks(s, c, runnable);
+  // A check that judged (ok or a problem) decides its id; one that found its
+  // data missing from the text (n/a) leaves the id to the possible causes.
+  std::set<std::string> decided;
+  for (const auto& f : checked.findings) {
+    if (f.severity != Severity::kNotApplicable) decided.insert(f.id);
+  }
   std::vector<Finding> suspects = suspect_findings(s, decided);
 
   // Confirmed causes, then possible ones, then symptoms, then the rest (in

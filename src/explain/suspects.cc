@@ -34,7 +34,9 @@ const std::vector<Rule> kRules = {
   {"cuda:35-no-driver", {"driver.not-loaded", "container.no-gpus", "container.capabilities"}},
   {"cuda:no-libcuda",   {"driver.not-loaded", "container.capabilities"}},
   {"cuda:46",  {"compute-mode.exclusive"}},                                    // §3
-  {"cuda:100", {"visible-devices.hides-all", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},  // §3, §10
+  // §3 code 100: CUDA_VISIBLE_DEVICES empty or its first entry invalid, a
+  // container given no GPU, every GPU failed.
+  {"cuda:100", {"visible-devices.hides-all", "visible-devices.invalid", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},
   {"cuda:304", {"devnodes.permission", "cgroup.device-denied"}},               // §3
   {"cuda:802", {"fabric-manager.not-running"}},                                // §3, §10
   {"cuda:803", {"cuda.compat-mismatch", "driver.library-mismatch", "container.driver-mismatch"}},  // §3, §10
@@ -118,6 +120,8 @@ const std::vector<Help> kHelp = {
    "nvidia-smi --query-gpu=index,compute_mode --format=csv; nvidia-smi   # which process holds it"},
   {"visible-devices.hides-all", {"unset CUDA_VISIBLE_DEVICES   # or set it to GPUs that exist"},
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\" in the job's environment"},
+  {"visible-devices.invalid", {"export CUDA_VISIBLE_DEVICES=0   # indices below the GPU count (nvidia-smi -L), or GPU UUIDs"},
+   "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\"; nvidia-smi -L   # an index past the last GPU stops CUDA there"},
   {"mig.no-instances", {"sudo nvidia-smi mig -cgi <profile> -C   # create GPU and compute instances"},
    "nvidia-smi -L   # lists MIG devices; `gpudoctor check` too"},
   {"cgroup.device-denied", {"docker run --gpus all ... (not a bare --device); with cgroup v2 and systemd, configure the toolkit's CDI mode or restart the container"},

@@ -134,7 +134,8 @@ def main():
             s[1] += top1
             s[2] += top3
         if not top1:
-            misses.append((c["class"], c["id"], sorted(expected), ranked[:3], c["url"]))
+            misses.append((c["class"], c["id"], half_of(c["url"]), sorted(expected), ranked[:3],
+                           c["url"]))
 
     classes = sorted({k[1] for k in score})
     print("%-34s %5s %8s %8s" % ("class", "cases", "top-1", "top-3"))
@@ -156,8 +157,8 @@ def main():
     for line in crashes:
         print("CRASH " + line)
     if verbose or "--check" not in sys.argv:
-        for cl, cid, want, got, url in sorted(misses):
-            print("MISS %-28s %-30s want %s, first %s  %s" % (cl, cid, want, got, url))
+        for cl, cid, half, want, got, url in sorted(misses):
+            print("MISS %-28s %-30s %-7s want %s, first %s  %s" % (cl, cid, half, want, got, url))
 
     if "--check" in sys.argv:
         n, t1, t3 = totals["all"]
