@@ -33,6 +33,12 @@ const std::vector<ErrorPhrase>& error_phrases() {
      "b-nvdocker-737-old-containers-old-driver"},
     {{"nvml: driver/library version mismatch"}, "nvml:18", "Driver/library version mismatch",
      "b-nvdocker-584-stale-nvml-symlinks"},
+    // NCCL could not create or extend a shared-memory segment in /dev/shm
+    // (NCCL user guide, facts §6.4: "failed to extend /dev/shm/nccl-...").
+    {{"error while creating shared memory segment"}, "nccl:shm",
+     "NCCL could not create a shared-memory segment", "c-nccl-342-docker-shm-64mb"},
+    {{"failed to extend /dev/shm"}, "nccl:shm", "NCCL could not extend a segment in /dev/shm",
+     "c-pytorchci-490-k8s-pod-shm"},
     // The toolkit's stub libcuda on the library path.
     {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
      "a-stub-numba-ld-library-path"},

@@ -66,6 +66,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"gpu.missing",                  "fewer GPUs usable than the PCI bus shows",                   62, true},
       {"device-order.mismatch",        "CUDA's default GPU order differs from nvidia-smi's",         70, false},
       {"persistence-mode.off",         "persistence mode is off",                                    72, false},
+      {"container.shm-too-small",      "/dev/shm is smaller than NCCL needs",                        74, false},
       {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},
       {"pcie.errors",                  "AER errors on a GPU's link",                                 81, false},
       {"p2p.blocked",                  "PCIe settings break peer-to-peer",                           82, false, kP2pBroken},

@@ -42,6 +42,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"gpu-count", "every GPU on the PCI bus is usable by NVML and CUDA", {"gpu.missing"}, check_gpu_missing, {"pci", "nvml", "cuda", "container", "env"}},
     {"device-order", "CUDA's default order matches nvidia-smi's", {"device-order.mismatch"}, check_device_order, {"env", "nvml", "cuda", "pci"}},
     {"persistence-mode", "persistence mode is on", {"persistence-mode.off"}, check_persistence, {"nvml", "services"}},
+    {"shm-size", "/dev/shm is as large as NCCL asks (1 GiB)", {"container.shm-too-small"}, check_shm_size, {"container"}},
     {"kernel-log", "the kernel log can be read", {"kernel-log.unreadable"}, check_kernel_log, {"kernel-log"}},
     {"xid", "no Xid error in the kernel log's window", {"xid.NN"}, check_xid, {"kernel-log"}},
     {"fallen-off-bus", "no GPU has fallen off the bus", {"gpu.fallen-off-bus"}, check_fallen_off_bus, {"kernel-log"}},

@@ -55,6 +55,7 @@ const std::vector<Rule> kRules = {
   {"container:no-driver",   {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
   {"container:rpc-timeout", {"persistence-mode.off"}},
+  {"nccl:shm",              {"container.shm-too-small"}},                      // §6.4
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
   {"container-no-gpu-flag", {"container.no-gpus"}},
   // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
@@ -122,6 +123,8 @@ const std::vector<Help> kHelp = {
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\" in the job's environment"},
   {"visible-devices.invalid", {"export CUDA_VISIBLE_DEVICES=0   # indices below the GPU count (nvidia-smi -L), or GPU UUIDs"},
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\"; nvidia-smi -L   # an index past the last GPU stops CUDA there"},
+  {"container.shm-too-small", {"docker run --shm-size=1g --ulimit memlock=-1 ...   # or --ipc=host; Kubernetes: an emptyDir with medium: Memory at /dev/shm"},
+   "df -h /dev/shm   # inside the container; 64M is Docker's and Kubernetes' default; or `gpudoctor check`"},
   {"mig.no-instances", {"sudo nvidia-smi mig -cgi <profile> -C   # create GPU and compute instances"},
    "nvidia-smi -L   # lists MIG devices; `gpudoctor check` too"},
   {"cgroup.device-denied", {"docker run --gpus all ... (not a bare --device); with cgroup v2 and systemd, configure the toolkit's CDI mode or restart the container"},

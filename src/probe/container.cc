@@ -107,6 +107,29 @@ void scan_driver_libraries(const RootFs& fs, ContainerInfo* c) {
   }
 }
 
+// /dev/shm's line in /proc/self/mounts, e.g. Docker's default:
+//   shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0
+// The size= option is in bytes, or with a k, m or g suffix (tmpfs(5)).
+void read_shm_mount(const RootFs& fs, ContainerInfo* c, ProbeNotes* notes) {
+  if (!fs.exists("/proc/self/mounts")) return;  // a recorded tree without it
+  auto r = fs.read("/proc/self/mounts", 1024 * 1024);
+  if (!r) {
+    notes->note(r.error());
+    return;
+  }
+  for (auto line : split_lines(*r)) {
+    auto f = split_ws(trim(line));
+    if (f.size() < 4 || f[1] != "/dev/shm") continue;
+    c->shm_mount = printable(trim(line), 200);
+    c->shm_bytes = -1;
+    for (auto opt : split(f[3], ',')) {
+      if (!opt.starts_with("size=")) continue;
+      auto bytes = parse_size_suffixed(opt.substr(5));
+      if (bytes) c->shm_bytes = *bytes;
+    }
+  }
+}
+
 }  // namespace
 
 // "libcuda.so.550.54.14" -> "550.54.14", "libnvidia-ml.so.550.54.15" ->
@@ -150,6 +173,7 @@ ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
     if (!ref.devices_v1_path.empty()) read_devices_list(fs, ref.devices_v1_path, &c, &notes);
   }
   scan_driver_libraries(fs, &c);
+  read_shm_mount(fs, &c, &notes);
   return notes.record("container");
 }
 

@@ -1,6 +1,7 @@
 #include "probe/text.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 
 namespace gd {
@@ -67,6 +68,24 @@ std::optional<T> parse_whole(std::string_view s, int base) {
 std::optional<uint64_t> parse_u64(std::string_view s) { return parse_whole<uint64_t>(s, 10); }
 std::optional<int64_t> parse_i64(std::string_view s) { return parse_whole<int64_t>(s, 10); }
 std::optional<uint32_t> parse_octal(std::string_view s) { return parse_whole<uint32_t>(s, 8); }
+
+std::optional<int64_t> parse_size_suffixed(std::string_view s) {
+  s = trim(s);
+  int shift = 0;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      case 't': case 'T': shift = 40; break;
+      default: break;
+    }
+  }
+  if (shift != 0) s.remove_suffix(1);
+  auto n = parse_whole<int64_t>(s, 10);
+  if (!n || *n < 0 || *n > (INT64_MAX >> shift)) return std::nullopt;
+  return *n << shift;
+}
 
 std::optional<uint64_t> parse_hex(std::string_view s) {
   s = trim(s);

@@ -22,6 +22,10 @@ std::optional<uint64_t> parse_u64(std::string_view s);
 std::optional<int64_t> parse_i64(std::string_view s);
 std::optional<uint64_t> parse_hex(std::string_view s);
 std::optional<uint32_t> parse_octal(std::string_view s);
+// A size in bytes as mount options write it: "65536k", "1g", "4096" (k, m, g,
+// t: powers of 1024, either case). nullopt for anything else, "50%" included,
+// and for sizes past int64.
+std::optional<int64_t> parse_size_suffixed(std::string_view s);
 // '0'-'9', 'a'-'f', 'A'-'F' -> 0-15; -1 for anything else.
 int hex_digit(char c);
 // The leading float of "16.0 GT/s PCIe" -> 16.0; 0 when there is none ("Unknown").

@@ -197,6 +197,11 @@ struct ContainerInfo {
   // Driver libraries visible in the container: path -> version parsed from the
   // file name (libcuda.so.550.54.14 -> "550.54.14").
   std::map<std::string, std::string> driver_libraries;
+  // /dev/shm as mounted (/proc/self/mounts): its tmpfs size= in bytes, -1 when
+  // unknown or unlimited by an option (a host's tmpfs defaults to half of RAM).
+  // NCCL's shared-memory transport and PyTorch's DataLoader workers live in it.
+  int64_t shm_bytes = -1;
+  std::string shm_mount;  // the mounts line, for evidence
 };
 
 // --- services -------------------------------------------------------------------

@@ -98,7 +98,7 @@ GD_JSON(IommuInfo, known, enabled, groups, passthrough, cmdline_flags)
 GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid, can_open,
         error)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
-        driver_libraries)
+        driver_libraries, shm_bytes, shm_mount)
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)

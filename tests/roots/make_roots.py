@@ -753,8 +753,24 @@ def hgx_no_fm():
 # --- containers (on the ws-4x4090 host) ---------------------------------------------
 
 
-def container(with_gpus):
+# Docker's default /dev/shm (64 MiB) and the container's other mounts, as
+# /proc/self/mounts shows them inside `docker run` (overlay root).
+DOCKER_MOUNTS = (
+    "overlay / overlay rw,relatime,lowerdir=/var/lib/docker/overlay2/l/A:/var/lib/docker/"
+    "overlay2/l/B,upperdir=/var/lib/docker/overlay2/c/diff,workdir=/var/lib/docker/overlay2/c/work"
+    " 0 0\n"
+    "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+    "tmpfs /dev tmpfs rw,nosuid,size=65536k,mode=755,inode64 0 0\n"
+    "devpts /dev/pts devpts rw,nosuid,noexec,relatime,gid=5,mode=620,ptmxmode=666 0 0\n"
+    "sysfs /sys sysfs ro,nosuid,nodev,noexec,relatime 0 0\n"
+    "shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size={shm} 0 0\n")
+
+
+def container(with_gpus, devices_allowed=False, shm="65536k"):
+    """A Docker container on the ws-4x4090 host: given GPUs or not; its
+    device cgroup allowing the NVIDIA nodes (as --gpus sets it) or not."""
     t = {}
+    t["proc/self/mounts"] = DOCKER_MOUNTS.format(shm=shm)
     t[".dockerenv"] = ""
     t["proc/meminfo"] = meminfo(131891232, 74334760, 23456788)
     t["proc/sys/vm/overcommit_memory"] = "0\n"
@@ -770,7 +786,8 @@ def container(with_gpus):
     process(t, 1, "bash", "/bin/bash\0")
     process(t, 7, "python3", "python3\0train.py\0")
     # The container's own hierarchy is mounted at the top of each controller.
-    t["sys/fs/cgroup/devices/devices.list"] = DOCKER_DEVICES_LIST
+    t["sys/fs/cgroup/devices/devices.list"] = DOCKER_DEVICES_LIST + (
+        "c 195:* rwm\nc 510:* rwm\n" if devices_allowed else "")
     t["sys/fs/cgroup/memory/memory.limit_in_bytes"] = "9223372036854771712\n"
     # The host's /proc and /sys show through: driver loaded, GPUs on the bus.
     ws_pci(t, "nvidia")
@@ -1042,6 +1059,7 @@ TREES = {
     "hgx-8xh100-no-fm": hgx_no_fm,
     "container-no-gpus": lambda: container(False),
     "container-denied": lambda: container(True),
+    "container-gpus": lambda: container(True, devices_allowed=True),
     "garbage": garbage,
     "garbage-pci": garbage_pci,
     "h200-vm": h200_vm,

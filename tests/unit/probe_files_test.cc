@@ -126,6 +126,13 @@ TEST(ProbeFilesText, ParsesSysfsValues) {
   EXPECT_EQ(parse_u64("16x"), std::nullopt);
   EXPECT_EQ(parse_i64("-1"), -1);
   EXPECT_EQ(parse_octal("0666"), 0666u);
+  EXPECT_EQ(parse_size_suffixed("65536k"), int64_t{64} << 20);
+  EXPECT_EQ(parse_size_suffixed("1G"), int64_t{1} << 30);
+  EXPECT_EQ(parse_size_suffixed("4096"), 4096);
+  EXPECT_EQ(parse_size_suffixed("50%"), std::nullopt);
+  EXPECT_EQ(parse_size_suffixed("k"), std::nullopt);
+  EXPECT_EQ(parse_size_suffixed("-1m"), std::nullopt);
+  EXPECT_EQ(parse_size_suffixed("99999999999999999t"), std::nullopt);
   EXPECT_DOUBLE_EQ(parse_leading_double("16.0 GT/s PCIe"), 16.0);
   EXPECT_DOUBLE_EQ(parse_leading_double("8 GT/s"), 8.0);
   EXPECT_DOUBLE_EQ(parse_leading_double("Unknown"), 0.0);
@@ -793,6 +800,9 @@ TEST(ProbeFilesContainer, DockerWithoutGpus) {
   EXPECT_EQ(s.container.devices_allow[0], "c 1:5 rwm");
   EXPECT_EQ(s.container.devices_allow[9], "c 136:* rwm");
   EXPECT_TRUE(s.container.driver_libraries.empty());
+  // Docker's default /dev/shm, from /proc/self/mounts.
+  EXPECT_EQ(s.container.shm_bytes, int64_t{64} << 20);
+  EXPECT_THAT(s.container.shm_mount, HasSubstr("shm /dev/shm tmpfs"));
   Snapshot nodes;
   probe_devnodes_at(fs_of("container-no-gpus"), user_creds(), &nodes);
   EXPECT_FALSE(node_at(nodes, "/dev/nvidiactl")->exists);
