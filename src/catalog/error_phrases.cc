@@ -34,7 +34,7 @@ const std::vector<ErrorPhrase>& error_phrases() {
     {{"nvml: driver/library version mismatch"}, "nvml:18", "Driver/library version mismatch",
      "b-nvdocker-584-stale-nvml-symlinks"},
     // NCCL could not create or extend a shared-memory segment in /dev/shm
-    // (NCCL user guide, facts §6.4: "failed to extend /dev/shm/nccl-...").
+    // (NCCL user guide, facts §12.1: "failed to extend /dev/shm/nccl-...").
     {{"error while creating shared memory segment"}, "nccl:shm",
      "NCCL could not create a shared-memory segment", "c-nccl-342-docker-shm-64mb"},
     {{"failed to extend /dev/shm"}, "nccl:shm", "NCCL could not extend a segment in /dev/shm",

@@ -2,7 +2,7 @@
 // its shared-memory transport between a node's GPUs (and its proxy buffers)
 // in /dev/shm and fails to initialize when it cannot extend a segment; the
 // NCCL user guide asks containers for --shm-size=1g (docs/nvidia-facts.md
-// §6.4). Docker and Kubernetes give 64 MiB by default. PyTorch's DataLoader
+// §12.1). Docker and Kubernetes give 64 MiB by default. PyTorch's DataLoader
 // workers pass batches through the same place.
 #include <algorithm>
 
@@ -15,7 +15,7 @@
 namespace gd {
 namespace {
 
-// NCCL user guide, Troubleshooting, "Shared memory": --shm-size=1g (§6.4).
+// NCCL user guide, Troubleshooting, "Shared memory": --shm-size=1g (§12.1).
 constexpr int64_t kNcclShmBytes = int64_t{1} << 30;
 
 }  // namespace

@@ -14,7 +14,14 @@
 //   crw-rw---- 1 root video 195, 0 Mar  1 10:00 /dev/nvidia0
 //   |  No MIG devices found                                                              |
 //   nouveau 0000:01:00.0: DRM: GPU lockup - switching to software fbcon
+//   GPU0	 X 	PXB	SYS	SYS	0-27,56-83	0          (nvidia-smi topo -m)
+//   ... causes both GPUs to spin at 100% SM utilization ... no forward progress.
+//   Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed.
+#include <algorithm>
+#include <vector>
+
 #include "explain/parse.h"
+#include "probe/text.h"
 #include "util/ascii.h"
 
 namespace gd {
@@ -66,11 +73,63 @@ bool compose_line(std::string_view t) {
   return t.starts_with("Creating ") && t.ends_with(" ... done");
 }
 
+// A row of `nvidia-smi topo -m`: "GPU1  PXB  X  SYS ..." -> its links to the
+// other GPUs ("X" is itself). Empty when the line is no such row.
+std::vector<std::string_view> topo_links(std::string_view t) {
+  if (t.size() < 4 || !t.starts_with("GPU") || t[3] < '0' || t[3] > '9') return {};
+  std::vector<std::string_view> tokens = split_ws(t);
+  std::vector<std::string_view> links;
+  bool self = false;
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    std::string_view tok = tokens[i];
+    bool nvlink = tok.size() > 2 && tok.starts_with("NV") && tok[2] >= '0' && tok[2] <= '9';
+    if (tok == "X") {
+      self = true;
+    } else if (nvlink || tok == "PIX" || tok == "PXB" || tok == "PHB" || tok == "NODE" ||
+               tok == "SYS" || tok == "SOC") {
+      links.push_back(tok);
+    }
+  }
+  return self ? links : std::vector<std::string_view>{};
+}
+
+// Words that say a collective never finished (NCCL hangs rather than fails
+// when peer-to-peer traffic is dropped on the way).
+bool says_it_hangs(std::string_view lowered) {
+  for (std::string_view w : {" hang", "hangs", "hanging", "deadlock", "no forward progress",
+                             "collective operation timeout", " stuck"}) {
+    if (icontains(lowered, w)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
   std::string_view t = trim(line);
   bool hit = false;
+  if (auto links = topo_links(t); !links.empty()) {
+    // GPUs that talk over PCIe only (no NVLink in the row): P2P goes through
+    // switches and root ports, where ACS and the IOMMU can stop it.
+    bool nvlink = std::any_of(links.begin(), links.end(),
+                              [](std::string_view l) { return l.starts_with("NV"); });
+    bool pcie = std::any_of(links.begin(), links.end(), [](std::string_view l) {
+      return l == "PIX" || l == "PXB" || l == "PHB" || l == "NODE";
+    });
+    if (pcie && !nvlink) {
+      add_reported(p, "topo-pcie", -1, "the GPUs talk over PCIe only (nvidia-smi topo -m)", line,
+                   line_no);
+      hit = true;
+    }
+  }
+  if (says_it_hangs(lowered)) {
+    add_reported(p, "hang", -1, "the job hangs", line, line_no);
+    hit = true;
+  }
+  if (icontains(lowered, "nccl_p2p_disable=1")) {
+    add_reported(p, "p2p-disable", -1, "NCCL_P2P_DISABLE=1 is mentioned", line, line_no);
+    hit = true;
+  }
   if (docker_prompt(t) || icontains(lowered, "docker run") || icontains(lowered, "podman run") ||
       icontains(lowered, "/.dockerenv") || icontains(lowered, "kubectl ") || compose_line(t)) {
     add_reported(p, "container-hint", -1, std::string(t.substr(0, 120)), line, line_no);

@@ -55,7 +55,8 @@ const std::vector<Rule> kRules = {
   {"container:no-driver",   {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
   {"container:rpc-timeout", {"persistence-mode.off"}},
-  {"nccl:shm",              {"container.shm-too-small"}},                      // §6.4
+  {"nccl:shm",              {"container.shm-too-small"}},                      // §12.1
+  {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
   {"container-no-gpu-flag", {"container.no-gpus"}},
   // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
@@ -123,6 +124,8 @@ const std::vector<Help> kHelp = {
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\" in the job's environment"},
   {"visible-devices.invalid", {"export CUDA_VISIBLE_DEVICES=0   # indices below the GPU count (nvidia-smi -L), or GPU UUIDs"},
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\"; nvidia-smi -L   # an index past the last GPU stops CUDA there"},
+  {"p2p.blocked", {"disable ACS on the PCIe switches' downstream ports (BIOS: IO virtualization/VT-d/AMD-Vi off, or setpci ... ECAP_ACS+0x6.w=0000 per bridge), or boot with iommu=pt"},
+   "sudo lspci -vvv | grep ACSCtl   # 'ReqRedir+' on a bridge between two GPUs; or `gpudoctor check`, which reads every bridge's ACS"},
   {"container.shm-too-small", {"docker run --shm-size=1g --ulimit memlock=-1 ...   # or --ipc=host; Kubernetes: an emptyDir with medium: Memory at /dev/shm"},
    "df -h /dev/shm   # inside the container; 64M is Docker's and Kubernetes' default; or `gpudoctor check`"},
   {"mig.no-instances", {"sudo nvidia-smi mig -cgi <profile> -C   # create GPU and compute instances"},
@@ -249,6 +252,12 @@ std::vector<Signal> signals(const Snapshot& s) {
   }
   if (has_reported(s, "nvml-no-devices")) {
     add_signal(&out, "nvml:no-devices", reported_lines(s, {"nvml-no-devices"}, -1));
+  }
+  // A hang over PCIe-only GPUs, or one NCCL_P2P_DISABLE=1 is said to cure:
+  // peer-to-peer traffic stopped on the way (NCCL guide, facts §12.2).
+  if (has_reported(s, "hang") &&
+      (has_reported(s, "topo-pcie") || has_reported(s, "p2p-disable"))) {
+    add_signal(&out, "nccl:p2p-hang", reported_lines(s, {"hang", "topo-pcie", "p2p-disable"}, -1));
   }
   for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));

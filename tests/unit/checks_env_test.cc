@@ -622,6 +622,33 @@ TEST(EnvChecks, PersistenceModeOnIsOk) {
   EXPECT_TRUE(evidence_has(f, "nvidia-persistenced: running (pid 1201)")) << describe(f);
 }
 
+// --- container.shm-too-small ----------------------------------------------------------------
+
+TEST(EnvChecks, ShmSmallerThanNcclAsksWarnsOnlyWithPeers) {
+  Snapshot s = hgx_8xh100();
+  EXPECT_SEVERITY(only(check_shm_size(s, kConfig), "container.shm-too-small"),
+                  Severity::kNotApplicable);  // /dev/shm not seen
+  s.container.shm_mount = "tmpfs /dev/shm tmpfs rw,nosuid,nodev,inode64 0 0";
+  EXPECT_SEVERITY(only(check_shm_size(s, kConfig), "container.shm-too-small"),
+                  Severity::kOk);  // no size=: half of RAM
+  s.container.in_container = true;
+  s.container.shm_bytes = int64_t{64} << 20;
+  Finding f = only(check_shm_size(s, kConfig), "container.shm-too-small");
+  EXPECT_SEVERITY(f, Severity::kWarn);
+  EXPECT_NE(f.summary.find("64.0 MiB, the container default"), std::string::npos) << f.summary;
+  EXPECT_TRUE(remedy_has(f, "--shm-size=1g")) << describe(f);
+  s.container.shm_bytes = int64_t{1} << 30;
+  EXPECT_SEVERITY(only(check_shm_size(s, kConfig), "container.shm-too-small"), Severity::kOk);
+
+  Snapshot one_gpu = ws_4x4090();
+  one_gpu.nvml.gpus.resize(1);
+  one_gpu.pci.clear();
+  one_gpu.container.shm_mount = "shm /dev/shm tmpfs rw,size=65536k 0 0";
+  one_gpu.container.shm_bytes = int64_t{64} << 20;
+  EXPECT_SEVERITY(only(check_shm_size(one_gpu, kConfig), "container.shm-too-small"),
+                  Severity::kInfo);
+}
+
 // --- advice.* --------------------------------------------------------------------------------
 
 TEST(EnvChecks, AdviceOnTheFieldReportIsHonest) {

@@ -253,6 +253,66 @@ TEST(ExplainParse, EnvIsAllowListed) {
   EXPECT_EQ(r.findings[0].id, "visible-devices.invalid");
 }
 
+TEST(ExplainParse, AssignmentsBeforeACommandAreItsEnvironment) {
+  Snapshot s = snapshot_from_text(
+      "(py35) ~/pytorch/examples/mnist$ CUDA_VISIBLE_DEVICES=2 NCCL_DEBUG='INFO' python main.py\n"
+      "root@pod:/w# AWS_SECRET_ACCESS_KEY=abc CUDA_DEVICE_ORDER=PCI_BUS_ID torchrun x.py\n");
+  EXPECT_EQ(s.env.vars.at("CUDA_VISIBLE_DEVICES"), "2");
+  EXPECT_EQ(s.env.vars.at("NCCL_DEBUG"), "INFO");
+  EXPECT_EQ(s.env.vars.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+  EXPECT_EQ(s.env.vars.count("AWS_SECRET_ACCESS_KEY"), 0u);
+  // A sentence is no command: nothing is read from it.
+  Snapshot prose = snapshot_from_text("CUDA_HOME=/usr/local/cuda is set in my shell\n");
+  EXPECT_TRUE(prose.env.vars.empty());
+}
+
+TEST(ExplainReport, TheDriversWordInTheLogConfirmsTheCause) {
+  Report unsupported = explain(snapshot_from_text(
+      "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.\n"
+      "[    3.824916] NVRM: GPU 0000:04:00.0: RmInitAdapter failed! (0x63:0x0:1905)\n"));
+  ASSERT_GE(unsupported.findings.size(), 2u);
+  EXPECT_EQ(unsupported.findings[0].id, "driver.gpu-unsupported");
+  EXPECT_EQ(unsupported.findings[0].severity, Severity::kFail);
+  const Finding* load = find(unsupported, "driver.module-load-failed");
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->follows_from, "driver.gpu-unsupported");
+
+  Report nova = explain(snapshot_from_text(
+      "[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
+      "[  201.913648] NVRM: No NVIDIA devices probed.\n"));
+  ASSERT_FALSE(nova.findings.empty());
+  EXPECT_EQ(nova.findings[0].id, "driver.nouveau");
+  // vfio-pci owning the GPU is deliberate passthrough, not nouveau.
+  Report vfio = explain(
+      snapshot_from_text("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to vfio-pci.\n"));
+  const Finding* nouveau = find(vfio, "driver.nouveau");
+  EXPECT_TRUE(nouveau == nullptr || nouveau->severity != Severity::kFail);
+}
+
+TEST(ExplainReport, AHangOverPcieOnlyGpusPointsAtPeerToPeer) {
+  const std::string topo =
+      "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tPXB\t0-27\t0\n"
+      "GPU1\tPXB\t X \t0-27\t0\n";
+  Report r = explain(snapshot_from_text(topo + "all_reduce_perf hangs on these two GPUs.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "p2p.blocked");
+  // NVLink between them: no PCIe path to blame.
+  Report nv = explain(snapshot_from_text(
+      "GPU0\t X \tNV12\t0-27\t0\nGPU1\tNV12\t X \t0-27\t0\nall_reduce_perf hangs\n"));
+  EXPECT_EQ(find(nv, "p2p.blocked"), nullptr);
+  // A topology alone is no complaint.
+  EXPECT_EQ(find(explain(snapshot_from_text(topo)), "p2p.blocked"), nullptr);
+}
+
+TEST(ExplainReport, NcclSharedMemoryErrorsPointAtShmSize) {
+  Report r = explain(snapshot_from_text(
+      "misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 "
+      "bytes, error: No space left on device (28)\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.shm-too-small");
+}
+
 TEST(ExplainParse, CudaErrorNamesAndNumbers) {
   Snapshot s = snapshot_from_text("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY\n");
   EXPECT_EQ(s.cuda.runs.at(0).init_rc, 802);
