@@ -1,5 +1,5 @@
-// CUDA driver API (CUresult) and runtime API (cudaError_t) codes that matter
-// at initialization, and NVML return codes.
+// CUDA driver API (CUresult) and runtime API (cudaError_t) codes, every one
+// of CUDA 13.0, and NVML return codes.
 #pragma once
 
 #include <string>
@@ -12,10 +12,13 @@ struct CudaErrorInfo {
   const char* driver_name;     // "CUDA_ERROR_OUT_OF_MEMORY", nullptr if none
   const char* runtime_name;    // "cudaErrorMemoryAllocation", nullptr if none
   const char* runtime_string;  // what cudaGetErrorString says, "out of memory"; nullptr if unknown
-  const char* meaning;         // what it usually means at init, one line
+  const char* meaning;         // what it usually means at init, one line; nullptr if nothing to add
 };
 
 const CudaErrorInfo* find_cuda_error(int code);  // nullptr if unknown
+// A code that says CUDA did not start (out of memory at init, no device,
+// system not ready, ...), not one from a program already running.
+bool cuda_start_error(int code);
 
 // By either name, "CUDA_ERROR_OUT_OF_MEMORY" or "cudaErrorMemoryAllocation"
 // (case-insensitive, surrounding blanks ignored); nullptr if unknown.

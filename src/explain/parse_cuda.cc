@@ -58,22 +58,7 @@ std::string_view ident_at(std::string_view s, size_t pos) {
 
 // Codes that happen after CUDA started (kernel faults, bad arguments): they
 // are reported, but do not say CUDA failed to start.
-bool after_start_code(int code) {
-  switch (code) {
-    case 1:
-    case 101:
-    case 209:
-    case 214:
-    case 218:
-    case 222:
-    case 500:
-    case 700:
-    case 719:
-      return true;
-    default:
-      return false;
-  }
-}
+bool after_start_code(int code) { return !cuda_start_error(code); }
 
 void set_driver_code(TextParse* p, int code) {
   if (after_start_code(code)) return;

@@ -12,6 +12,7 @@
 //   No devices were found
 //   nvmlInit_v2 failed: NVML_ERROR_LIB_RM_VERSION_MISMATCH
 //   pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded
+//   pynvml.nvml.NVMLError: RM has detected an NVML/RM version mismatch.
 //   GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1b9a0c7e-5d4f-4a8e-9c31-2f6b8d0e7a11)   (-L)
 // The table:
 //   | NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |
@@ -337,6 +338,19 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
       NvmlInfo& n = text_nvml(p);
       if (n.init_rc <= 0) n.init_rc = rc;
       add_reported(p, "nvml", rc, std::string(line.substr(at, end - at)), line, line_no);
+      return true;
+    }
+  }
+  // The base class with pynvml's text for the code: "pynvml.nvml.NVMLError:
+  // RM has detected an NVML/RM version mismatch." (older pynvml, or a code
+  // it has no class for).
+  if (size_t at = line.find("NVMLError: "); at != std::string_view::npos) {
+    std::string_view what = trim(line.substr(at + 11));
+    int rc = nvml_error_by_string(what);
+    if (rc > 0) {
+      NvmlInfo& n = text_nvml(p);
+      if (n.init_rc <= 0) n.init_rc = rc;
+      add_reported(p, "nvml", rc, std::string(what), line, line_no);
       return true;
     }
   }

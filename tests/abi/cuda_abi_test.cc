@@ -108,6 +108,27 @@ TEST(CudaAbi, CatalogNamesAreTheHeadersValues) {
   EXPECT_GT(checked, 40);
 }
 
+// Every code of the toolkit's two enums has its row, under that name: explain
+// knows every error a CUDA 13 program can print.
+TEST(CudaAbi, CatalogHasEveryCodeOfTheHeaders) {
+  if (!kCatalogsToolkit) GTEST_SKIP() << "cuda.h is CUDA " << CUDA_VERSION << ", before 13.0";
+  auto driver = enum_values(GD_CUDA_INCLUDE_DIR "/cuda.h", "CUDA_ERROR_");
+  driver.emplace("CUDA_SUCCESS", 0);
+  auto runtime = enum_values(GD_CUDA_INCLUDE_DIR "/driver_types.h", "cudaError");
+  runtime.emplace("cudaSuccess", 0);
+  for (const auto& [name, code] : driver) {
+    const gd::CudaErrorInfo* e = gd::find_cuda_error(code);
+    ASSERT_NE(e, nullptr) << name << " = " << code << " has no row";
+    EXPECT_NE(e->driver_name, nullptr) << name << " = " << code << ": the row lacks it";
+  }
+  for (const auto& [name, code] : runtime) {
+    if (name.find('_') != std::string::npos) continue;  // cudaError_t itself, not a code
+    const gd::CudaErrorInfo* e = gd::find_cuda_error(code);
+    ASSERT_NE(e, nullptr) << name << " = " << code << " has no row";
+    EXPECT_NE(e->runtime_name, nullptr) << name << " = " << code << ": the row lacks it";
+  }
+}
+
 // The runtime answers cudaGetErrorName/String without a driver or GPU.
 TEST(CudaAbi, CatalogRuntimeTextsAreLibcudartsOwn) {
   void* lib = dlopen(GD_CUDART_LIBRARY, RTLD_NOW | RTLD_LOCAL);

@@ -313,6 +313,23 @@ TEST(ExplainReport, NcclSharedMemoryErrorsPointAtShmSize) {
   EXPECT_EQ(r.findings[0].id, "container.shm-too-small");
 }
 
+TEST(ExplainParse, PynvmlsOwnTextsAreNvmlCodes) {
+  Snapshot s = snapshot_from_text(
+      "pynvml.nvml.NVMLError: RM has detected an NVML/RM version mismatch.\n");
+  EXPECT_EQ(s.nvml.init_rc, 18);
+  EXPECT_EQ(explain(s).findings.at(0).id, "driver.library-mismatch");
+}
+
+TEST(ExplainParse, ErrorsOfARunningProgramAreNotAFailedStart) {
+  // Every CUDA 13 code is in the table now; one from a kernel launch must
+  // not read as CUDA failing to start.
+  Snapshot s = snapshot_from_text(
+      "RuntimeError: CUDA error: invalid configuration argument\n"
+      "CUDA kernel errors might be asynchronously reported at some other API call\n");
+  EXPECT_TRUE(s.cuda.runs.empty() || s.cuda.runs[0].cudart_rc <= 0);
+  EXPECT_EQ(find(explain(s), "cuda.init-failed"), nullptr);
+}
+
 TEST(ExplainParse, CudaErrorNamesAndNumbers) {
   Snapshot s = snapshot_from_text("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY\n");
   EXPECT_EQ(s.cuda.runs.at(0).init_rc, 802);
