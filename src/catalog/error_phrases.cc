@@ -39,6 +39,10 @@ const std::vector<ErrorPhrase>& error_phrases() {
      "NCCL could not create a shared-memory segment", "c-nccl-342-docker-shm-64mb"},
     {{"failed to extend /dev/shm"}, "nccl:shm", "NCCL could not extend a segment in /dev/shm",
      "c-pytorchci-490-k8s-pod-shm"},
+    // nvidia-container-cli cannot mount the host's driver library over one
+    // the image already has: driver libraries installed in the image.
+    {{"nvidia-container-cli: mount error", "file exists"}, "container:driver-libs-in-image",
+     "the image already holds NVIDIA driver libraries", "b-biop-desktop-2-driver-libs-in-image"},
     // The toolkit's stub libcuda on the library path.
     {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
      "a-stub-numba-ld-library-path"},

@@ -44,7 +44,8 @@ std::vector<Finding> check_container_runtime(const Snapshot& s, const Config&) {
     out.push_back(std::move(f));
   }
   if (out.empty() && !s.reported.empty()) {
-    out.push_back(make_finding("container.runtime-not-configured", Severity::kOk,
+    // Not shown is not absent: other lines may still point at the runtime.
+    out.push_back(make_finding("container.runtime-not-configured", Severity::kNotApplicable,
                                "The text reports no container runtime error about GPUs."));
   }
   return out;

@@ -18,7 +18,9 @@ std::vector<Finding> check_fork_after_init(const Snapshot& s, const Config&) {
   }
   if (lines.empty()) {
     if (s.reported.empty()) return {};
-    return all_ok(kId, "The text reports no CUDA use in a forked process.");
+    // A text that does not show the fork decides nothing: explain may still
+    // suspect it from an error code.
+    return not_applicable(kId, "The text reports no CUDA use in a forked process.");
   }
   Finding f = make_finding(
       kId, Severity::kFail,

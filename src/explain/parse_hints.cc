@@ -61,8 +61,9 @@ std::string_view command_of(std::string_view t) {
 // runtime, no CDI or device-node flag.
 bool runs_without_gpus(std::string_view lowered) {
   if (!icontains(lowered, "docker run") && !icontains(lowered, "podman run")) return false;
+  // nvidia-docker (1.x and 2.x's wrapper) runs with the NVIDIA runtime itself.
   for (std::string_view asks : {"--gpus", "--runtime=nvidia", "--runtime nvidia", "nvidia.com/gpu",
-                                "/dev/nvidia", "nvidia_visible_devices"}) {
+                                "/dev/nvidia", "nvidia_visible_devices", "nvidia-docker"}) {
     if (icontains(lowered, asks)) return false;
   }
   return true;

@@ -56,6 +56,7 @@ const std::vector<Rule> kRules = {
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
   {"container:rpc-timeout", {"persistence-mode.off"}},
   {"nccl:shm",              {"container.shm-too-small"}},                      // §12.1
+  {"container:driver-libs-in-image", {"container.driver-mismatch"}},           // §6.3
   {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
   {"container-no-gpu-flag", {"container.no-gpus"}},
@@ -67,6 +68,9 @@ const std::vector<Rule> kRules = {
   {"nvml:16",  {"gpu.reset-required"}},                                        // §4.1
   {"nvml:17",  {"cgroup.device-denied"}},                                      // §4.1
   {"nvml:18",  {"driver.library-mismatch", "container.driver-mismatch"}},      // §4.1, §10
+  // §4.1: the library is too old for the call; at init, a libnvidia-ml older
+  // than the driver (stale links after an upgrade).
+  {"nvml:13",  {"driver.library-mismatch"}},
   // NVML_ERROR_UNKNOWN at init: device nodes the process may not open (in a
   // container, the device cgroup), or a GPU in a bad state (§4.1 codes 4, 17).
   {"nvml:999", {"cgroup.device-denied", "devnodes.permission", "gpu.fallen-off-bus"}},
