@@ -65,7 +65,9 @@ bool needs_observed(const CheckEntry& c, const Snapshot& s) {
 
 }  // namespace
 
-Snapshot snapshot_from_text(std::string_view text) {
+Snapshot snapshot_from_text(std::string_view raw) {
+  const std::string plain = plain_text(raw);
+  const std::string_view text = plain;
   Snapshot s;
   s.tool_version = GD_VERSION;
   s.root = "";

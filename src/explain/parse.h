@@ -35,6 +35,9 @@ struct TextParse {
   // The last command line seen ("$ nvidia-smi", ">>> import torch"), to tell
   // whose crash a "Segmentation fault" is.
   std::string last_command;
+  // The previous line asked torch.cuda.is_available(); a REPL prints the
+  // answer on the next one.
+  bool asked_is_available = false;
 };
 
 // Adds a reported line (kind, code, text) with its line number.
@@ -42,6 +45,13 @@ void add_reported(TextParse* p, std::string kind, int code, std::string text, st
                   int line_no);
 
 bool icontains(std::string_view lowered_haystack, std::string_view lowered_needle);
+
+// Pasted text as the parsers read it: UTF-16 (a Windows terminal's or
+// PowerShell's redirect, with or without its byte-order mark) becomes its
+// ASCII characters ('?' for the others), a UTF-8 byte-order mark goes,
+// terminal colour and cursor sequences (ESC [ ... and ESC ] ... BEL) go, and
+// a lone carriage return (a progress bar redrawing its line) ends a line.
+std::string plain_text(std::string_view raw);
 
 // Each returns true when it understood the line (the next parsers still run;
 // a line can carry several signals).

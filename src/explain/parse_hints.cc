@@ -17,6 +17,8 @@
 //   GPU0	 X 	PXB	SYS	SYS	0-27,56-83	0          (nvidia-smi topo -m)
 //   ... causes both GPUs to spin at 100% SM utilization ... no forward progress.
 //   Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed.
+//   >>> torch.cuda.is_available()
+//   False
 #include <algorithm>
 #include <vector>
 
@@ -109,6 +111,17 @@ bool says_it_hangs(std::string_view lowered) {
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
   std::string_view t = trim(line);
   bool hit = false;
+  // torch.cuda.is_available() answering False, on its line ("... returns
+  // False") or on the next (a REPL's ">>> torch.cuda.is_available()" then
+  // "False"): CUDA did not start, for a reason the text may not say.
+  bool asked = icontains(lowered, "cuda.is_available()");
+  if ((asked && icontains(lowered, "false")) || (p->asked_is_available && t == "False")) {
+    const std::string shown = asked ? std::string(t) : "torch.cuda.is_available() -> False";
+    add_reported(p, "torch-not-available", -1, "torch.cuda.is_available() is False", shown,
+                 line_no);
+    hit = true;
+  }
+  p->asked_is_available = asked && !hit;
   if (auto links = topo_links(t); !links.empty()) {
     // GPUs that talk over PCIe only (no NVLink in the row): P2P goes through
     // switches and root ports, where ACS and the IOMMU can stop it.

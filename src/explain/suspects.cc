@@ -46,6 +46,9 @@ const std::vector<Rule> kRules = {
   // §3 code 999 / §10: UVM missing or broken (after suspend), GPU in a bad state.
   {"cuda:999", {"uvm.missing", "uvm.hmm", "driver.after-suspend", "gpu.fallen-off-bus"}},
   {"cuda-alloc", {"memory.held-by-other-process"}},
+  // PyTorch's is_available() is cudaGetDeviceCount() > 0 (facts §3 "Other
+  // points"): §10's rows for no driver, hidden GPUs and a driver too old.
+  {"torch-not-available", {"driver.not-loaded", "visible-devices.hides-all", "container.no-gpus", "driver.too-old-for-cuda"}},
   // Codes after CUDA started that still name a cause (§3): an uncorrectable
   // ECC error (with Xid 48/94/95), PTX from a toolkit newer than the driver.
   {"cuda:214", {"ecc.uncorrectable", "gpu.reset-required"}},
@@ -262,6 +265,12 @@ std::vector<Signal> signals(const Snapshot& s) {
   if (has_reported(s, "hang") &&
       (has_reported(s, "topo-pcie") || has_reported(s, "p2p-disable"))) {
     add_signal(&out, "nccl:p2p-hang", reported_lines(s, {"hang", "topo-pcie", "p2p-disable"}, -1));
+  }
+  // A bare "not available" with no code of its own: the causes of a CUDA
+  // that did not start, as far as the text can tell (the code, if printed
+  // elsewhere in the text, brings its own).
+  if (has_reported(s, "torch-not-available") && out.empty()) {
+    add_signal(&out, "torch-not-available", reported_lines(s, {"torch-not-available"}, -1));
   }
   for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));

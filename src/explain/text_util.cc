@@ -25,6 +25,75 @@ bool icontains(std::string_view lowered_haystack, std::string_view lowered_needl
   return lowered_haystack.find(lowered_needle) != std::string_view::npos;
 }
 
+namespace {
+
+// UTF-16 by its byte-order mark, or by NULs in every other byte of the
+// start (ASCII text in UTF-16 without a mark); 0 none, 1 little-, 2 big-endian.
+int utf16_order(std::string_view raw) {
+  if (raw.size() >= 2 && raw[0] == '\xff' && raw[1] == '\xfe') return 1;
+  if (raw.size() >= 2 && raw[0] == '\xfe' && raw[1] == '\xff') return 2;
+  size_t n = std::min<size_t>(raw.size() & ~size_t{1}, 256);
+  if (n < 8) return 0;
+  size_t odd_nul = 0, even_nul = 0;
+  for (size_t i = 0; i < n; i += 2) {
+    even_nul += raw[i] == '\0';
+    odd_nul += raw[i + 1] == '\0';
+  }
+  if (odd_nul * 10 >= n / 2 * 9 && even_nul == 0) return 1;
+  if (even_nul * 10 >= n / 2 * 9 && odd_nul == 0) return 2;
+  return 0;
+}
+
+std::string from_utf16(std::string_view raw, int order) {
+  std::string out;
+  out.reserve(raw.size() / 2);
+  size_t i = (raw.size() >= 2 && (raw[0] == '\xff' || raw[0] == '\xfe')) ? 2 : 0;
+  for (; i + 1 < raw.size(); i += 2) {
+    auto lo = static_cast<unsigned char>(order == 1 ? raw[i] : raw[i + 1]);
+    auto hi = static_cast<unsigned char>(order == 1 ? raw[i + 1] : raw[i]);
+    out += hi == 0 && lo < 0x80 ? static_cast<char>(lo) : '?';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string plain_text(std::string_view raw) {
+  std::string decoded;
+  if (int order = utf16_order(raw)) {
+    decoded = from_utf16(raw, order);
+    raw = decoded;
+  }
+  if (raw.starts_with("\xef\xbb\xbf")) raw.remove_prefix(3);
+  std::string out;
+  out.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    char c = raw[i];
+    if (c == '\x1b' && i + 1 < raw.size() && raw[i + 1] == '[') {
+      // CSI: parameters and intermediates, then one final byte 0x40-0x7e.
+      size_t j = i + 2;
+      while (j < raw.size() && (raw[j] < 0x40 || raw[j] > 0x7e)) ++j;
+      i = j;
+      continue;
+    }
+    if (c == '\x1b' && i + 1 < raw.size() && raw[i + 1] == ']') {
+      // OSC (a window title, a hyperlink): up to BEL or ESC backslash.
+      size_t j = i + 2;
+      while (j < raw.size() && raw[j] != '\a' && raw[j] != '\x1b' && raw[j] != '\n') ++j;
+      if (j < raw.size() && raw[j] == '\x1b') ++j;
+      i = j;
+      continue;
+    }
+    if (c == '\r') {
+      if (i + 1 < raw.size() && raw[i + 1] == '\n') continue;  // CRLF: the LF ends it
+      out += '\n';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 CudaRun& text_cuda_run(TextParse* p) {
   Snapshot& s = *p->s;
   p->observed.insert("cuda");

@@ -9,6 +9,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "catalog/error_phrases.h"
+#include "explain/parse.h"
 #include "report/report.h"
 
 namespace gd {
@@ -328,6 +329,47 @@ TEST(ExplainParse, ErrorsOfARunningProgramAreNotAFailedStart) {
       "CUDA kernel errors might be asynchronously reported at some other API call\n");
   EXPECT_TRUE(s.cuda.runs.empty() || s.cuda.runs[0].cudart_rc <= 0);
   EXPECT_EQ(find(explain(s), "cuda.init-failed"), nullptr);
+}
+
+TEST(ExplainParse, PastesInEveryEncodingReadAlike) {
+  const std::string line = "RuntimeError: CUDA error: system not yet initialized\n";
+  auto utf16 = [](const std::string& t, bool bom, bool big) {
+    std::string out = bom ? (big ? std::string("\xfe\xff") : std::string("\xff\xfe")) : "";
+    for (char c : t) out += big ? std::string{'\0', c} : std::string{c, '\0'};
+    return out;
+  };
+  for (const std::string& text :
+       {line, utf16(line, true, false), utf16(line, false, false), utf16(line, true, true),
+        "\xef\xbb\xbf" + line,
+        std::string("\x1b[31mRuntimeError: CUDA error: system not \x1b[1myet\x1b[0m initialized\r\n"),
+        std::string("\x1b]0;title\aloading 10%\rloading 100%\r") + line}) {
+    Snapshot s = snapshot_from_text(text);
+    ASSERT_FALSE(s.cuda.runs.empty()) << text;
+    EXPECT_EQ(s.cuda.runs[0].cudart_rc, 802) << text;
+  }
+  EXPECT_EQ(plain_text("a\rb\r\nc\x1b[2Jd\x1b[12;"), "a\nb\ncd");  // cut mid-sequence
+  EXPECT_EQ(plain_text(utf16("é", true, false)), "??");  // UTF-8 bytes read as UTF-16 units
+}
+
+TEST(ExplainReport, ALoneIsAvailableFalseListsTheLikelyCauses) {
+  for (const char* text : {">>> import torch\n>>> torch.cuda.is_available()\nFalse\n",
+                           "torch.cuda.is_available() returns False on my machine\n"}) {
+    Report r = explain(snapshot_from_text(text));
+    ASSERT_GE(r.findings.size(), 3u) << text;
+    EXPECT_EQ(r.findings[0].id, "driver.not-loaded") << text;
+    EXPECT_NE(find(r, "container.no-gpus"), nullptr) << text;
+    for (const auto& f : r.findings) {
+      bool decides = std::any_of(f.remedy.begin(), f.remedy.end(),
+                                 [](const std::string& l) { return l.starts_with("To decide: "); });
+      EXPECT_TRUE(decides || f.severity == Severity::kNotApplicable) << f.id;
+    }
+  }
+  // True is no complaint; an error code in the text brings its own causes.
+  EXPECT_TRUE(explain(snapshot_from_text(">>> torch.cuda.is_available()\nTrue\n")).findings.empty());
+  Report coded = explain(snapshot_from_text(
+      "torch.cuda.is_available() is False\nRuntimeError: CUDA error: CUDA driver is a stub "
+      "library\n"));
+  EXPECT_EQ(coded.findings.at(0).id, "cuda.stub-library");
 }
 
 TEST(ExplainParse, CudaErrorNamesAndNumbers) {
