@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "util/ascii.h"
+#include "util/substring_index.h"
 
 namespace gd {
 namespace {
@@ -319,22 +320,27 @@ const CudaErrorInfo* find_cuda_error_by_runtime_string(std::string_view s) {
 
 const CudaErrorInfo* find_cuda_error_in_text(std::string_view lowered) {
   // Shorter texts ("unknown error", "invalid argument") appear in messages
-  // of every kind; these name one code. Lower-cased once: explain asks for
-  // every line it reads.
+  // of every kind; these name one code. Indexed once, lower-cased: explain
+  // asks for every line it reads, and there are a hundred texts.
   constexpr size_t kSpecific = 20;
-  static const std::vector<std::pair<std::string, const CudaErrorInfo*>> kSpecificTexts = [] {
-    std::vector<std::pair<std::string, const CudaErrorInfo*>> out;
+  struct Texts {
+    std::vector<const CudaErrorInfo*> errors;
+    SubstringIndex index;
+  };
+  static const Texts kTexts = [] {
+    std::vector<const CudaErrorInfo*> errors;
+    std::vector<std::string> texts;
     for (const auto& e : kCudaErrors) {
       if (e.runtime_string == nullptr) continue;
       std::string text = ascii_lower(trimmed(e.runtime_string));
-      if (text.size() >= kSpecific) out.emplace_back(std::move(text), &e);
+      if (text.size() < kSpecific) continue;
+      errors.push_back(&e);
+      texts.push_back(std::move(text));
     }
-    return out;
+    return Texts{std::move(errors), SubstringIndex(std::move(texts))};
   }();
-  for (const auto& [text, e] : kSpecificTexts) {
-    if (lowered.find(text) != std::string_view::npos) return e;
-  }
-  return nullptr;
+  int at = kTexts.index.first_in(lowered);
+  return at < 0 ? nullptr : kTexts.errors[static_cast<size_t>(at)];
 }
 
 const char* nvml_error_name(int rc) {

@@ -5,6 +5,10 @@
 #include "catalog/error_phrases.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
+
+#include "util/substring_index.h"
 
 namespace gd {
 
@@ -52,6 +56,13 @@ const std::vector<ErrorPhrase>& error_phrases() {
 }
 
 const ErrorPhrase* find_error_phrase(std::string_view lowered) {
+  // Most lines hold no row's first words: one pass over the line rules them out.
+  static const SubstringIndex kFirstWords = [] {
+    std::vector<std::string> first;
+    for (const ErrorPhrase& p : error_phrases()) first.emplace_back(p.all_of.front());
+    return SubstringIndex(std::move(first));
+  }();
+  if (kFirstWords.first_in(lowered) < 0) return nullptr;
   for (const ErrorPhrase& p : error_phrases()) {
     if (std::all_of(p.all_of.begin(), p.all_of.end(),
                     [&](const char* s) { return lowered.find(s) != std::string_view::npos; })) {

@@ -25,6 +25,7 @@
 #include "explain/parse.h"
 #include "probe/text.h"
 #include "util/ascii.h"
+#include "util/substring_index.h"
 
 namespace gd {
 namespace {
@@ -99,11 +100,22 @@ std::vector<std::string_view> topo_links(std::string_view t) {
 // Words that say a collective never finished (NCCL hangs rather than fails
 // when peer-to-peer traffic is dropped on the way).
 bool says_it_hangs(std::string_view lowered) {
-  for (std::string_view w : {" hang", "hangs", "hanging", "deadlock", "no forward progress",
-                             "collective operation timeout", " stuck"}) {
-    if (icontains(lowered, w)) return true;
-  }
-  return false;
+  static const SubstringIndex kWords({" hang", "hangs", "hanging", "deadlock",
+                                      "no forward progress", "collective operation timeout",
+                                      " stuck"});
+  return kWords.first_in(lowered) >= 0;
+}
+
+// Every word the checks below look for: a line with none of them (most of a
+// long log) skips those checks after one pass over it.
+bool has_hint_word(std::string_view lowered) {
+  static const SubstringIndex kWords(
+      {"cuda.is_available()", "nccl_p2p_disable=1", "docker run", "podman run", "/.dockerenv",
+       "kubectl ", "nvidia-smi: command not found", "nvidia-smi: not found", "segmentation fault",
+       "core dumped", "pm: suspend exit", "pm: resume", "pm: hibernation exit", "cannot access",
+       "/dev/nvidia", "no mig devices found", "nouveau", " hang", "hangs", "hanging", "deadlock",
+       "no forward progress", "collective operation timeout", " stuck"});
+  return kWords.first_in(lowered) >= 0;
 }
 
 }  // namespace
@@ -111,10 +123,11 @@ bool says_it_hangs(std::string_view lowered) {
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
   std::string_view t = trim(line);
   bool hit = false;
+  const bool words = has_hint_word(lowered);
   // torch.cuda.is_available() answering False, on its line ("... returns
   // False") or on the next (a REPL's ">>> torch.cuda.is_available()" then
   // "False"): CUDA did not start, for a reason the text may not say.
-  bool asked = icontains(lowered, "cuda.is_available()");
+  bool asked = words && icontains(lowered, "cuda.is_available()");
   if ((asked && icontains(lowered, "false")) || (p->asked_is_available && t == "False")) {
     const std::string shown = asked ? std::string(t) : "torch.cuda.is_available() -> False";
     add_reported(p, "torch-not-available", -1, "torch.cuda.is_available() is False", shown,
@@ -136,20 +149,21 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
       hit = true;
     }
   }
-  if (says_it_hangs(lowered)) {
+  if (words && says_it_hangs(lowered)) {
     add_reported(p, "hang", -1, "the job hangs", line, line_no);
     hit = true;
   }
-  if (icontains(lowered, "nccl_p2p_disable=1")) {
+  if (words && icontains(lowered, "nccl_p2p_disable=1")) {
     add_reported(p, "p2p-disable", -1, "NCCL_P2P_DISABLE=1 is mentioned", line, line_no);
     hit = true;
   }
-  if (docker_prompt(t) || icontains(lowered, "docker run") || icontains(lowered, "podman run") ||
-      icontains(lowered, "/.dockerenv") || icontains(lowered, "kubectl ") || compose_line(t)) {
+  if (docker_prompt(t) || compose_line(t) ||
+      (words && (icontains(lowered, "docker run") || icontains(lowered, "podman run") ||
+                 icontains(lowered, "/.dockerenv") || icontains(lowered, "kubectl ")))) {
     add_reported(p, "container-hint", -1, std::string(t.substr(0, 120)), line, line_no);
     hit = true;
   }
-  if (runs_without_gpus(lowered)) {
+  if (words && runs_without_gpus(lowered)) {
     add_reported(p, "container-no-gpu-flag", -1, "the container was started without --gpus", line,
                  line_no);
     hit = true;
@@ -158,6 +172,7 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     p->last_command = ascii_lower(cmd.substr(0, 200));
     return hit;
   }
+  if (!words && !t.starts_with("nvidia_uvm")) return hit;
   if (icontains(lowered, "nvidia-smi: command not found") ||
       icontains(lowered, "nvidia-smi: not found")) {
     add_reported(p, "nvidia-smi-missing", -1, "nvidia-smi: command not found", line, line_no);

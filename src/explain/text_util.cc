@@ -65,6 +65,10 @@ std::string plain_text(std::string_view raw) {
     raw = decoded;
   }
   if (raw.starts_with("\xef\xbb\xbf")) raw.remove_prefix(3);
+  // Most pastes have neither escapes nor carriage returns: one copy.
+  if (raw.find('\x1b') == std::string_view::npos && raw.find('\r') == std::string_view::npos) {
+    return std::string(raw);
+  }
   std::string out;
   out.reserve(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {

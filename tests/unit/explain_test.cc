@@ -199,6 +199,8 @@ TEST(ExplainReport, PhrasesFromTheTableGiveTheirCauses) {
   for (const ErrorPhrase& p : error_phrases()) {
     EXPECT_EQ(find_error_phrase(p.all_of.front()), p.all_of.size() == 1 ? &p : nullptr)
         << p.seen_in;
+    // The first words are indexed by their first four bytes.
+    EXPECT_GE(std::string_view(p.all_of.front()).size(), 4u) << p.seen_in;
   }
 }
 
