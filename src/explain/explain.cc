@@ -143,6 +143,8 @@ Report explain_snapshot(const Snapshot& s, const Config& c) {
   std::vector<Finding> causes, symptoms, rest;
   for (auto& f : checked.findings) {
     if (is_cause(f)) {
+      f.ranked_by = "confirmed: the " + f.check +
+                    " check judged it from the text (confirmed causes first, in catalog rank)";
       causes.push_back(std::move(f));
     } else if (is_symptom(f)) {
       symptoms.push_back(std::move(f));
@@ -157,6 +159,8 @@ Report explain_snapshot(const Snapshot& s, const Config& c) {
   std::string top = r.findings.empty() ? std::string() : r.findings.front().id;
   for (auto& f : symptoms) {
     f.follows_from = top;
+    f.ranked_by = top.empty() ? "a symptom: the text names no cause for it"
+                              : "a symptom: it follows from the first cause";
     r.findings.push_back(std::move(f));
   }
   for (auto& f : rest) r.findings.push_back(std::move(f));

@@ -7,10 +7,12 @@
 #include "explain/suspects.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
+#include "checks/util.h"
 #include "explain/parse.h"
 
 namespace gd {
@@ -389,9 +391,30 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
   return w;
 }
 
+// A signal key in words, for ranked_by: "cuda:999" -> "CUDA error 999".
+std::string signal_words(const std::string& key) {
+  auto after = [&](std::string_view prefix) { return key.substr(prefix.size()); };
+  if (key == "cuda:35-no-driver") return "CUDA error 35 with no driver version";
+  if (key == "cuda:no-libcuda") return "libcuda.so.1 not found";
+  if (key == "nvml:no-devices") return "nvidia-smi's \"No devices were found\"";
+  if (key == "nvml:crash") return "nvidia-smi crashing";
+  if (key.starts_with("cuda:") && std::isdigit(static_cast<unsigned char>(key[5]))) {
+    return "CUDA error " + after("cuda:");
+  }
+  if (key.starts_with("nvml-handle:")) return "NVML error " + after("nvml-handle:") + " for a GPU";
+  if (key.starts_with("nvml:") && std::isdigit(static_cast<unsigned char>(key[5]))) {
+    return "NVML error " + after("nvml:");
+  }
+  for (std::string_view log : {"nvrm:", "kernel:", "module-signature:"}) {
+    if (key.starts_with(log)) return "the kernel log (" + after(log) + ")";
+  }
+  return key;
+}
+
 struct Suspect {
   std::string id;
   std::vector<std::string> evidence;
+  std::vector<std::string> signals;  // the keys that pointed at it ("cuda:999")
   int weight = 0;
   int signal_count = 0;
   size_t best_pos = 99;
@@ -412,10 +435,11 @@ std::vector<Finding> suspect_findings(const Snapshot& s, const std::set<std::str
       auto it = std::find_if(suspects.begin(), suspects.end(),
                              [&](const Suspect& x) { return x.id == id; });
       if (it == suspects.end()) {
-        suspects.push_back({id, {}, 0, 0, pos, suspects.size()});
+        suspects.push_back({id, {}, {}, 0, 0, pos, suspects.size()});
         it = suspects.end() - 1;
       }
       ++it->signal_count;
+      it->signals.push_back(sig.key);
       it->best_pos = std::min(it->best_pos, pos);
       for (const auto& l : sig.lines) {
         if (std::find(it->evidence.begin(), it->evidence.end(), l) == it->evidence.end()) {
@@ -448,6 +472,16 @@ std::vector<Finding> suspect_findings(const Snapshot& s, const std::set<std::str
     f.summary = std::string("Possible cause: ") + (e != nullptr ? e->title : sus.id);
     f.evidence = sus.evidence;
     f.check = "explain";
+    // Why here: the sort keys above, in their order.
+    std::vector<std::string> shown;
+    for (const auto& key : sus.signals) shown.push_back(signal_words(key));
+    std::string why = "possible cause: the text shows " + join(shown, ", ");
+    if (sus.weight != 0) {
+      why += "; other lines weigh " + std::string(sus.weight > 0 ? "for it (+" : "against it (") +
+             std::to_string(sus.weight) + ")";
+    }
+    why += "; candidate " + std::to_string(sus.best_pos + 1) + " in the facts' order for it";
+    f.ranked_by = std::move(why);
     if (const Help* h = help_for(sus.id)) {
       for (const char* fix : h->fix) f.remedy.push_back(fix);
       f.remedy.push_back(std::string("To decide: ") + h->decide);

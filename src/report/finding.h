@@ -48,6 +48,9 @@ struct Finding {
   std::string follows_from;             // id of the root cause this is a consequence of
   std::string check;                    // name of the check that produced it
   std::vector<Comparison> comparisons;  // the numbers the verdict rests on
+  // explain: what decided this finding's place in the ranking ("confirmed by
+  // check ...", "possible cause of CUDA error 999, ..."); "" elsewhere.
+  std::string ranked_by;
 };
 
 // The verdict is the worst warn or fail among findings, else ok (verdict_of).

@@ -83,7 +83,7 @@ std::string machine_line(const Snapshot& s) {
                      driver, nvml_line(s), cuda_line(s));
 }
 
-void append_detail(std::string* out, const Finding& f, const char* indent) {
+void append_detail(std::string* out, const Finding& f, const char* indent, bool verbose) {
   if (!f.gpus.empty()) {
     std::string list;
     for (const auto& g : f.gpus) list += (list.empty() ? "" : ", ") + g;
@@ -97,12 +97,13 @@ void append_detail(std::string* out, const Finding& f, const char* indent) {
     *out += fmt::format("{}fix:\n", indent);
     for (const auto& e : f.remedy) *out += fmt::format("{}  {}\n", indent, e);
   }
+  if (verbose && !f.ranked_by.empty()) *out += fmt::format("{}ranked by: {}\n", indent, f.ranked_by);
 }
 
-void append_full(std::string* out, const Finding& f) {
+void append_full(std::string* out, const Finding& f, bool verbose) {
   *out += fmt::format("  {:<5} {}\n", label(f.severity), f.id);
   *out += fmt::format("        {}\n", f.summary);
-  append_detail(out, f, "        ");
+  append_detail(out, f, "        ", verbose);
 }
 
 }  // namespace
@@ -167,7 +168,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   auto append_notes = [&] {
     for (const Finding* f : notes) {
       if (opt.verbose) {
-        append_full(&out, *f);
+        append_full(&out, *f, opt.verbose);
       } else {
         out += fmt::format("  {:<5} {}: {}\n", label(f->severity), f->id, f->summary);
       }
@@ -180,7 +181,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     const CatalogEntry* e = find_catalog_entry(roots.front()->id);
     out += e != nullptr && e->symptom ? "\nNo cause found; the symptom\n"
                                       : "\nMost likely root cause\n";
-    append_full(&out, *roots.front());
+    append_full(&out, *roots.front(), opt.verbose);
   }
   if (!follows.empty()) {
     out += "\nFollows from it (fix the cause first)\n";
@@ -191,7 +192,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   }
   if (!others.empty()) {
     out += "\nAlso found\n";
-    for (const Finding* f : others) append_full(&out, *f);
+    for (const Finding* f : others) append_full(&out, *f, opt.verbose);
   }
   if (problems > 0 && !notes.empty()) {
     out += "\nNotes\n";

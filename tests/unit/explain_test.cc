@@ -214,6 +214,27 @@ TEST(ExplainReport, ResumeLineDecides999) {
   EXPECT_EQ(explain(s).findings.at(0).id, "driver.after-suspend");
 }
 
+TEST(ExplainReport, EachFindingSaysWhatDecidedItsPlace) {
+  Report r = explain(snapshot_from_text(
+      "Mar 02 09:12:44 ws kernel: PM: suspend exit\n"
+      "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, "
+      "e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n"));
+  const Finding& first = r.findings.at(0);
+  EXPECT_EQ(first.id, "driver.after-suspend");
+  EXPECT_EQ(first.ranked_by,
+            "possible cause: the text shows CUDA error 999; other lines weigh for it (+2); "
+            "candidate 3 in the facts' order for it");
+  const Finding* symptom = find(r, "cuda.init-failed");
+  ASSERT_NE(symptom, nullptr);
+  EXPECT_EQ(symptom->ranked_by, "a symptom: it follows from the first cause");
+  Report confirmed = explain(snapshot_from_text(
+      "[    4.1] NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is\n"
+      "[    4.1] NVRM:  supported through the NVIDIA 470.xx Legacy drivers.\n"));
+  EXPECT_EQ(confirmed.findings.at(0).ranked_by.rfind("confirmed: the gpu-supported check", 0),
+            0u)
+      << confirmed.findings.at(0).ranked_by;
+}
+
 TEST(ExplainReport, ForkAfterInitIsConfirmed) {
   Snapshot s = snapshot_from_text(
       "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
