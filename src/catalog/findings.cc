@@ -33,6 +33,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"driver.nouveau",               "nouveau is bound to the GPUs",                               11, false, kNoDriver},
       {"driver.gpu-unsupported",       "this driver branch does not support the GPU",                12, false, kNoDriver},
       {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    13, false, kNoDriver},
+      {"driver.module-missing-for-kernel", "no NVIDIA kernel module is built for the running kernel", 13, false, kNoDriver},
       {"driver.not-loaded",            "no NVIDIA kernel driver is loaded",                          14, false, kNoDriver},
       {"driver.library-mismatch",      "kernel module and user-space driver versions differ",        18, false},
       {"container.driver-mismatch",    "container driver libraries do not match the host module",    17, false, {"driver.library-mismatch"}},

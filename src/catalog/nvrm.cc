@@ -90,6 +90,15 @@ const std::vector<LogPattern> kPatterns = {
   {"nvrm", "unknown-symbol", "", "could not insert 'nvidia': Unknown symbol in module",
    "modprobe could not load nvidia.ko", "driver.module-load-failed"},
 
+  // kmod tools/modprobe.c: ERR("Module %s not found in directory %s\n", ...)
+  // ("modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic").
+  {"nvrm", "module-missing", "", "Module nvidia not found in directory",
+   "modprobe finds no nvidia.ko for the running kernel", "driver.module-missing-for-kernel"},
+  // DKMS (dkms.in, do_build): "Error! Bad return status for module build on
+  // kernel: 6.5.0-14-generic (x86_64)", then "Consult /var/lib/dkms/nvidia/...".
+  {"nvrm", "dkms-build-failed", "", "Bad return status for module build on kernel",
+   "DKMS could not build the module for that kernel", "driver.module-missing-for-kernel"},
+
   // --- nvidia-uvm.ko ---
   {"uvm", "loaded", "nvidia-uvm: ", "Loaded the UVM driver",
    "nvidia_uvm loaded (drivers after 570.x no longer print this)", ""},

@@ -40,6 +40,7 @@ GD_CHECK(check_mps);              // mps.unreachable
 GD_CHECK(check_mig);              // mig.no-instances
 GD_CHECK(check_gpu_missing);      // gpu.missing
 GD_CHECK(check_persistence);      // persistence-mode.off
+GD_CHECK(check_module_built);     // driver.module-missing-for-kernel
 GD_CHECK(check_shm_size);         // container.shm-too-small
 GD_CHECK(
     check_folk_remedies);  // advice.device-order, advice.nvml-based-check, advice.visible-devices

@@ -18,6 +18,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"nouveau", "nouveau does not hold the GPUs", {"driver.nouveau"}, check_nouveau, {"kernel-log"}},  // the driver and bus, or in explain the log alone
     {"module-load", "the NVIDIA kernel module loaded and bound every GPU", {"driver.module-load-failed"}, check_module_load_failed, {"kernel-log"}},  // the driver, or in explain the log alone
     {"library-mismatch", "user-space driver libraries match the kernel module", {"driver.library-mismatch"}, check_library_mismatch, {"driver", "nvml", "cuda"}},
+    {"module-built", "an NVIDIA kernel module is built for the running kernel", {"driver.module-missing-for-kernel"}, check_module_built, {"kernel-log"}},  // the driver's files, or in explain the log alone
     {"gpu-supported", "the driver branch supports every GPU", {"driver.gpu-unsupported"}, check_gpu_unsupported, {"kernel-log"}},  // the driver and bus, or in explain the log alone
     {"driver-new-enough", "the driver is new enough for the CUDA runtime in use", {"driver.too-old-for-cuda"}, check_too_old_for_cuda, {"driver", "pci", "nvml", "cuda"}},
     {"stub-library", "the real libcuda is loaded, not the toolkit stub", {"cuda.stub-library"}, check_stub_library, {"cuda", "env"}},

@@ -310,6 +310,40 @@ void read_uvm_hmm(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
   }
 }
 
+// modules.dep ("updates/dkms/nvidia.ko.zst: kernel/...") lists nvidia.ko,
+// compressed or not, under any folder.
+bool lists_nvidia(std::string_view modules_dep) {
+  for (auto line : split_lines(modules_dep)) {
+    std::string_view path = line.substr(0, line.find(':'));
+    std::string_view base = path.substr(path.rfind('/') + 1);
+    if (base == "nvidia.ko" || base.starts_with("nvidia.ko.")) return true;
+  }
+  return false;
+}
+
+// Why the driver is not loaded may be that no module exists for this
+// kernel: DKMS failed, or a kernel update came without the driver's build.
+void read_module_builds(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
+  constexpr size_t kDepBytes = 16 << 20;
+  constexpr size_t kMaxKernels = 32;
+  if (!fs.exists("/proc/sys/kernel/osrelease")) return;  // a recorded tree without it
+  auto rel = fs.read_line("/proc/sys/kernel/osrelease", 256);
+  if (!rel) {
+    notes->gap("driver.kernel_release", rel.error());
+    return;
+  }
+  d->kernel_release = printable(trim(*rel), 128);
+  if (auto dep = fs.read("/lib/modules/" + d->kernel_release + "/modules.dep", kDepBytes)) {
+    d->nvidia_module_built = lists_nvidia(*dep) ? 1 : 0;
+  }
+  if (d->nvidia_module_built != 0) return;
+  for (const auto& other : fs.list("/lib/modules", kMaxKernels)) {
+    if (other == d->kernel_release || other.find('/') != std::string::npos) continue;
+    auto dep = fs.read("/lib/modules/" + other + "/modules.dep", kDepBytes);
+    if (dep && lists_nvidia(*dep)) d->kernels_with_nvidia.push_back(printable(other, 128));
+  }
+}
+
 }  // namespace
 
 ProbeRecord probe_driver_at(const RootFs& fs, Snapshot* s) {
@@ -322,6 +356,7 @@ ProbeRecord probe_driver_at(const RootFs& fs, Snapshot* s) {
     read_params(fs, &d, &notes);
   } else {
     notes.unavailable("no /proc/driver/nvidia");
+    read_module_builds(fs, &d, &notes);
   }
   read_uvm_hmm(fs, &d, &notes);
   if (auto r = fs.read("/proc/devices", 64 * 1024)) {

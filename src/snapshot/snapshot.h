@@ -103,6 +103,14 @@ struct DriverInfo {
   // /proc/driver/nvidia/suspend_depth or similar evidence of a resume;
   // seconds since the last system resume where known
   std::optional<double> seconds_since_resume;
+  // Read only when the driver is not loaded (/proc/driver/nvidia absent):
+  // the running kernel (/proc/sys/kernel/osrelease), whether its
+  // /lib/modules/<release>/modules.dep lists an nvidia.ko (1 yes, 0 no, -1
+  // unknown: no modules.dep, as in most containers), and the other kernels
+  // whose modules.dep does (the module was built for them, not this one).
+  std::string kernel_release;
+  int nvidia_module_built = -1;
+  std::vector<std::string> kernels_with_nvidia;
 };
 
 // --- PCI bus (sysfs) -------------------------------------------------------

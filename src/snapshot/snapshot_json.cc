@@ -86,7 +86,8 @@ GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, rlimit_as_hard_bytes,
         groups)
 GD_JSON(ModuleInfo, name, state, refcount, taint, source, builtin)
 GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_module, params, modules,
-        uvm_disable_hmm, char_majors, seconds_since_resume)
+        uvm_disable_hmm, char_majors, seconds_since_resume, kernel_release, nvidia_module_built,
+        kernels_with_nvidia)
 GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id, class_code,
         kind, driver, numa_node, local_cpulist, current_link_speed_gts, max_link_speed_gts,
         current_link_width, max_link_width, proc_model, proc_uuid, proc_minor, proc_excluded,

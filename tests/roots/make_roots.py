@@ -549,6 +549,23 @@ def no_driver():
     return t
 
 
+def new_kernel():
+    """The driver was built by DKMS for 6.8.0-40-generic; the machine now runs
+    6.8.0-45-generic, for which DKMS built nothing: no module, no driver."""
+    t = no_driver()
+    t["proc/sys/kernel/osrelease"] = "6.8.0-45-generic\n"
+    base = ("kernel/drivers/net/virtio_net.ko.zst: kernel/net/core/failover.ko.zst\n"
+            "kernel/fs/ext4/ext4.ko.zst: kernel/lib/crc16.ko.zst kernel/fs/mbcache.ko.zst "
+            "kernel/fs/jbd2/jbd2.ko.zst\n"
+            "kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\n")
+    t["lib/modules/6.8.0-45-generic/modules.dep"] = base
+    t["lib/modules/6.8.0-40-generic/modules.dep"] = base + (
+        "updates/dkms/nvidia.ko.zst:\n"
+        "updates/dkms/nvidia-uvm.ko.zst: updates/dkms/nvidia.ko.zst\n"
+        "updates/dkms/nvidia-modeset.ko.zst: updates/dkms/nvidia.ko.zst\n")
+    return t
+
+
 def nouveau():
     t = {}
     ws_base(t)
@@ -1049,6 +1066,7 @@ TREES = {
     "hgx-8xh100": hgx_8xh100,
     "no-driver": no_driver,
     "nouveau": nouveau,
+    "ws-4x4090-new-kernel": new_kernel,
     "ws-4x4090-no-uvm": ws_no_uvm,
     "ws-4x4090-no-devnodes": ws_no_devnodes,
     "ws-4x4090-ulimit": ws_ulimit,

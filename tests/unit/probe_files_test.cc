@@ -528,6 +528,20 @@ TEST(ProbeFilesDriver, NoDriverIsUnavailableWithReason) {
   EXPECT_TRUE(s.driver.char_majors.empty());
 }
 
+TEST(ProbeFilesDriver, NoModuleBuiltForTheRunningKernel) {
+  Snapshot s;
+  probe_driver(opt_of("ws-4x4090-new-kernel"), &s);
+  EXPECT_FALSE(s.driver.proc_driver_nvidia);
+  EXPECT_EQ(s.driver.kernel_release, "6.8.0-45-generic");
+  EXPECT_EQ(s.driver.nvidia_module_built, 0);
+  EXPECT_THAT(s.driver.kernels_with_nvidia, ElementsAre("6.8.0-40-generic"));
+  // With the driver loaded nothing of this is read.
+  Snapshot loaded;
+  probe_driver(opt_of("ws-4x4090"), &loaded);
+  EXPECT_EQ(loaded.driver.kernel_release, "");
+  EXPECT_EQ(loaded.driver.nvidia_module_built, -1);
+}
+
 TEST(ProbeFilesDriver, NouveauIsRecorded) {
   Snapshot s;
   probe_driver(opt_of("nouveau"), &s);
