@@ -41,9 +41,10 @@ Finding refused_by_driver(std::vector<std::string> evidence, std::vector<std::st
                            "refuses it.");
   f.gpus = std::move(gpus);
   f.evidence = std::move(evidence);
-  f.remedy = {"Install a driver branch that supports the GPU: the legacy branch the log names "
-              "for an older GPU, a newer branch for a newer one, or the proprietary module where "
-              "the open one does not support it; then reboot."};
+  f.remedy = {
+      "Install a driver branch that supports the GPU: the legacy branch the log names "
+      "for an older GPU, a newer branch for a newer one, or the proprietary module where "
+      "the open one does not support it; then reboot."};
   return f;
 }
 
@@ -65,8 +66,9 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
   auto version = parse_driver_version(version_text);
   if (from.starts_with("NVML")) version_text += ", from NVML";
   if (!version) {
-    return log_or("The driver version is unknown: /proc/driver/nvidia/version was not "
-                          "read and NVML gave none.");
+    return log_or(
+        "The driver version is unknown: /proc/driver/nvidia/version was not "
+        "read and NVML gave none.");
   }
   auto gpus = pci_gpus(s);
   if (gpus.empty()) return log_or("No NVIDIA GPU on the PCI bus.");

@@ -13,12 +13,13 @@ namespace gd {
 namespace {
 
 std::vector<std::string> blacklist_steps() {
-  return {"printf 'blacklist nouveau\\noptions nouveau modeset=0\\nblacklist nova_core\\nblacklist "
-          "nova_drm\\n' | "
-          "sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
-          "sudo update-initramfs -u   # Debian/Ubuntu; on RHEL/Fedora: sudo dracut --force",
-          "sudo reboot",
-          "After the reboot: lsmod | grep -e nouveau -e nova (nothing) and nvidia-smi (the GPUs)."};
+  return {
+      "printf 'blacklist nouveau\\noptions nouveau modeset=0\\nblacklist nova_core\\nblacklist "
+      "nova_drm\\n' | "
+      "sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
+      "sudo update-initramfs -u   # Debian/Ubuntu; on RHEL/Fedora: sudo dracut --force",
+      "sudo reboot",
+      "After the reboot: lsmod | grep -e nouveau -e nova (nothing) and nvidia-smi (the GPUs)."};
 }
 
 bool open_source_driver_in_log(const KernelEvent& e) {

@@ -4,9 +4,9 @@
 // NCCL user guide asks containers for --shm-size=1g (docs/nvidia-facts.md
 // §12.1). Docker and Kubernetes give 64 MiB by default. PyTorch's DataLoader
 // workers pass batches through the same place.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
@@ -43,7 +43,8 @@ std::vector<Finding> check_shm_size(const Snapshot& s, const Config&) {
                   size,
                   c.in_container && c.shm_bytes == 64 << 20 ? ", the container default" : ""));
   f.evidence.push_back("/proc/self/mounts: " + c.shm_mount);
-  if (gpus > 0) f.evidence.push_back(fmt::format("{} GPU{} on this node", gpus, gpus == 1 ? "" : "s"));
+  if (gpus > 0)
+    f.evidence.push_back(fmt::format("{} GPU{} on this node", gpus, gpus == 1 ? "" : "s"));
   f.remedy = {"docker run --shm-size=1g --ulimit memlock=-1 ...   # or --ipc=host",
               "Kubernetes: mount an emptyDir with medium: Memory at /dev/shm",
               "On a host: sudo mount -o remount,size=1G /dev/shm (and in /etc/fstab)"};

@@ -32,9 +32,9 @@ size_t assignment_name(std::string_view t) {
 // What a command line runs after its assignments: a program, not the rest
 // of a sentence ("CUDA_HOME=/usr/local/cuda is set" is no command).
 bool runs_a_program(std::string_view rest) {
-  for (std::string_view cmd : {"python", "torchrun", "accelerate ", "deepspeed ", "bash ", "sh ",
-                               "srun ", "mpirun ", "./", "nvidia-smi", "ollama ", "jupyter ",
-                               "docker ", "uv ", "conda "}) {
+  for (std::string_view cmd :
+       {"python", "torchrun", "accelerate ", "deepspeed ", "bash ", "sh ", "srun ", "mpirun ", "./",
+        "nvidia-smi", "ollama ", "jupyter ", "docker ", "uv ", "conda "}) {
     if (rest.starts_with(cmd)) return true;
   }
   return false;

@@ -108,13 +108,33 @@ bool says_it_hangs(std::string_view lowered) {
 
 // Every word the checks below look for: a line with none of them (most of a
 // long log) skips those checks after one pass over it.
+constexpr const char* kHintWords[] = {"cuda.is_available()",
+                                      "nccl_p2p_disable=1",
+                                      "docker run",
+                                      "podman run",
+                                      "/.dockerenv",
+                                      "kubectl ",
+                                      "nvidia-smi: command not found",
+                                      "nvidia-smi: not found",
+                                      "segmentation fault",
+                                      "core dumped",
+                                      "pm: suspend exit",
+                                      "pm: resume",
+                                      "pm: hibernation exit",
+                                      "cannot access",
+                                      "/dev/nvidia",
+                                      "no mig devices found",
+                                      "nouveau",
+                                      " hang",
+                                      "hangs",
+                                      "hanging",
+                                      "deadlock",
+                                      "no forward progress",
+                                      "collective operation timeout",
+                                      " stuck"};
+
 bool has_hint_word(std::string_view lowered) {
-  static const SubstringIndex kWords(
-      {"cuda.is_available()", "nccl_p2p_disable=1", "docker run", "podman run", "/.dockerenv",
-       "kubectl ", "nvidia-smi: command not found", "nvidia-smi: not found", "segmentation fault",
-       "core dumped", "pm: suspend exit", "pm: resume", "pm: hibernation exit", "cannot access",
-       "/dev/nvidia", "no mig devices found", "nouveau", " hang", "hangs", "hanging", "deadlock",
-       "no forward progress", "collective operation timeout", " stuck"});
+  static const SubstringIndex kWords({std::begin(kHintWords), std::end(kHintWords)});
   return kWords.first_in(lowered) >= 0;
 }
 

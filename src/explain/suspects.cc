@@ -264,8 +264,7 @@ std::vector<Signal> signals(const Snapshot& s) {
   }
   // A hang over PCIe-only GPUs, or one NCCL_P2P_DISABLE=1 is said to cure:
   // peer-to-peer traffic stopped on the way (NCCL guide, facts §12.2).
-  if (has_reported(s, "hang") &&
-      (has_reported(s, "topo-pcie") || has_reported(s, "p2p-disable"))) {
+  if (has_reported(s, "hang") && (has_reported(s, "topo-pcie") || has_reported(s, "p2p-disable"))) {
     add_signal(&out, "nccl:p2p-hang", reported_lines(s, {"hang", "topo-pcie", "p2p-disable"}, -1));
   }
   // A bare "not available" with no code of its own: the causes of a CUDA

@@ -71,16 +71,11 @@ std::optional<uint32_t> parse_octal(std::string_view s) { return parse_whole<uin
 
 std::optional<int64_t> parse_size_suffixed(std::string_view s) {
   s = trim(s);
-  int shift = 0;
-  if (!s.empty()) {
-    switch (s.back()) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      case 't': case 'T': shift = 40; break;
-      default: break;
-    }
-  }
+  // k, m, g, t: 2^10, 2^20, 2^30, 2^40 (tmpfs(5)'s size= suffixes).
+  constexpr std::string_view kUnits = "kmgt";
+  size_t unit = s.empty() ? std::string_view::npos
+                          : kUnits.find(static_cast<char>(s.back() | 0x20));  // either case
+  int shift = unit == std::string_view::npos ? 0 : 10 * static_cast<int>(unit + 1);
   if (shift != 0) s.remove_suffix(1);
   auto n = parse_whole<int64_t>(s, 10);
   if (!n || *n < 0 || *n > (INT64_MAX >> shift)) return std::nullopt;

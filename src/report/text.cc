@@ -97,7 +97,8 @@ void append_detail(std::string* out, const Finding& f, const char* indent, bool 
     *out += fmt::format("{}fix:\n", indent);
     for (const auto& e : f.remedy) *out += fmt::format("{}  {}\n", indent, e);
   }
-  if (verbose && !f.ranked_by.empty()) *out += fmt::format("{}ranked by: {}\n", indent, f.ranked_by);
+  if (verbose && !f.ranked_by.empty())
+    *out += fmt::format("{}ranked by: {}\n", indent, f.ranked_by);
 }
 
 void append_full(std::string* out, const Finding& f, bool verbose) {

@@ -230,8 +230,7 @@ TEST(ExplainReport, EachFindingSaysWhatDecidedItsPlace) {
   Report confirmed = explain(snapshot_from_text(
       "[    4.1] NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is\n"
       "[    4.1] NVRM:  supported through the NVIDIA 470.xx Legacy drivers.\n"));
-  EXPECT_EQ(confirmed.findings.at(0).ranked_by.rfind("confirmed: the gpu-supported check", 0),
-            0u)
+  EXPECT_EQ(confirmed.findings.at(0).ranked_by.rfind("confirmed: the gpu-supported check", 0), 0u)
       << confirmed.findings.at(0).ranked_by;
 }
 
@@ -301,9 +300,9 @@ TEST(ExplainReport, TheDriversWordInTheLogConfirmsTheCause) {
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->follows_from, "driver.gpu-unsupported");
 
-  Report nova = explain(snapshot_from_text(
-      "[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
-      "[  201.913648] NVRM: No NVIDIA devices probed.\n"));
+  Report nova = explain(
+      snapshot_from_text("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
+                         "[  201.913648] NVRM: No NVIDIA devices probed.\n"));
   ASSERT_FALSE(nova.findings.empty());
   EXPECT_EQ(nova.findings[0].id, "driver.nouveau");
   // vfio-pci owning the GPU is deliberate passthrough, not nouveau.
@@ -338,8 +337,8 @@ TEST(ExplainReport, NcclSharedMemoryErrorsPointAtShmSize) {
 }
 
 TEST(ExplainParse, PynvmlsOwnTextsAreNvmlCodes) {
-  Snapshot s = snapshot_from_text(
-      "pynvml.nvml.NVMLError: RM has detected an NVML/RM version mismatch.\n");
+  Snapshot s =
+      snapshot_from_text("pynvml.nvml.NVMLError: RM has detected an NVML/RM version mismatch.\n");
   EXPECT_EQ(s.nvml.init_rc, 18);
   EXPECT_EQ(explain(s).findings.at(0).id, "driver.library-mismatch");
 }
@@ -364,7 +363,8 @@ TEST(ExplainParse, PastesInEveryEncodingReadAlike) {
   for (const std::string& text :
        {line, utf16(line, true, false), utf16(line, false, false), utf16(line, true, true),
         "\xef\xbb\xbf" + line,
-        std::string("\x1b[31mRuntimeError: CUDA error: system not \x1b[1myet\x1b[0m initialized\r\n"),
+        std::string(
+            "\x1b[31mRuntimeError: CUDA error: system not \x1b[1myet\x1b[0m initialized\r\n"),
         std::string("\x1b]0;title\aloading 10%\rloading 100%\r") + line}) {
     Snapshot s = snapshot_from_text(text);
     ASSERT_FALSE(s.cuda.runs.empty()) << text;
@@ -388,7 +388,8 @@ TEST(ExplainReport, ALoneIsAvailableFalseListsTheLikelyCauses) {
     }
   }
   // True is no complaint; an error code in the text brings its own causes.
-  EXPECT_TRUE(explain(snapshot_from_text(">>> torch.cuda.is_available()\nTrue\n")).findings.empty());
+  EXPECT_TRUE(
+      explain(snapshot_from_text(">>> torch.cuda.is_available()\nTrue\n")).findings.empty());
   Report coded = explain(snapshot_from_text(
       "torch.cuda.is_available() is False\nRuntimeError: CUDA error: CUDA driver is a stub "
       "library\n"));

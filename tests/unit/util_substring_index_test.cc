@@ -1,11 +1,11 @@
 // util/substring_index.h: the first listed needle a line contains.
-#include "util/substring_index.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
+
+#include "util/substring_index.h"
 
 namespace gd {
 namespace {
