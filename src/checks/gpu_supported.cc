@@ -100,7 +100,9 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
   }
 
   std::string driver_text = "driver " + version_text + " (" + flavour + " kernel module)";
-  if (bad.empty() && !from_log.empty()) return log_or("");
+  if (bad.empty() && !from_log.empty()) {  // a model the tables pass, the driver refuses
+    return {refused_by_driver(std::move(from_log), std::move(log_gpus))};
+  }
   if (bad.empty()) {
     if (arch_count.empty()) {
       return not_applicable(kId, "No GPU of a known architecture to judge (" +

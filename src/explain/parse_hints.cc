@@ -123,6 +123,7 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "pm: hibernation exit",
                                       "cannot access",
                                       "/dev/nvidia",
+                                      "modprobe",
                                       "no mig devices found",
                                       "nouveau",
                                       " hang",
@@ -132,6 +133,14 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "no forward progress",
                                       "collective operation timeout",
                                       " stuck"};
+
+bool says_absent(std::string_view lowered) {
+  for (std::string_view w : {"no such file", "not found", "cannot open", "could not open",
+                             "failed to open", "does not exist"}) {
+    if (icontains(lowered, w)) return true;
+  }
+  return false;
+}
 
 bool has_hint_word(std::string_view lowered) {
   static const SubstringIndex kWords({std::begin(kHintWords), std::end(kHintWords)});
@@ -222,12 +231,20 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     add_reported(p, "uvm-loaded", -1, "lsmod: nvidia_uvm is loaded", line, line_no);
     return true;
   }
-  if (icontains(lowered, "cannot access") && icontains(lowered, "/dev/nvidia") &&
-      icontains(lowered, "no such file")) {
+  // A device node that is not there, in the words of ls, open(2) or a
+  // library: "No such file or directory", "not found", "cannot open".
+  if (icontains(lowered, "/dev/nvidia") && says_absent(lowered)) {
     bool uvm = icontains(lowered, "/dev/nvidia-uvm");
     add_reported(p, uvm ? "uvm-node-missing" : "devnodes-missing", -1,
                  uvm ? "/dev/nvidia-uvm does not exist" : "/dev/nvidia* do not exist", line,
                  line_no);
+    return true;
+  }
+  // modprobe: FATAL: Module nvidia-uvm not found in directory ...; could not insert 'nvidia_uvm'
+  if (icontains(lowered, "modprobe") &&
+      (icontains(lowered, "nvidia-uvm") || icontains(lowered, "nvidia_uvm")) &&
+      (says_absent(lowered) || icontains(lowered, "could not insert"))) {
+    add_reported(p, "uvm-node-missing", -1, "nvidia_uvm cannot be loaded", line, line_no);
     return true;
   }
   if (icontains(lowered, "/dev/nvidia") && icontains(lowered, "permission denied")) {

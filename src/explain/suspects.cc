@@ -61,6 +61,8 @@ const std::vector<Rule> kRules = {
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
   {"container:rpc-timeout", {"persistence-mode.off"}},
   {"nccl:shm",              {"container.shm-too-small"}},                      // §12.1
+  {"uvm-node-missing",      {"uvm.missing"}},                                  // §7.5
+  {"devnodes-missing",      {"devnodes.missing", "driver.not-loaded"}},        // §7.5
   {"container:driver-libs-in-image", {"container.driver-mismatch"}},           // §6.3
   {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
@@ -267,13 +269,10 @@ std::vector<Signal> signals(const Snapshot& s) {
   if (has_reported(s, "hang") && (has_reported(s, "topo-pcie") || has_reported(s, "p2p-disable"))) {
     add_signal(&out, "nccl:p2p-hang", reported_lines(s, {"hang", "topo-pcie", "p2p-disable"}, -1));
   }
-  // A bare "not available" with no code of its own: the causes of a CUDA
-  // that did not start, as far as the text can tell (the code, if printed
-  // elsewhere in the text, brings its own).
-  if (has_reported(s, "torch-not-available") && out.empty()) {
-    add_signal(&out, "torch-not-available", reported_lines(s, {"torch-not-available"}, -1));
-  }
-  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag"}) {
+  // A missing device node is itself a cause CUDA names only by 999 or 100
+  // (facts §7.5: without /dev/nvidia-uvm, CUDA error 999).
+  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag",
+                           "uvm-node-missing", "devnodes-missing"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
   }
   for (const auto& r : s.reported) {
@@ -299,6 +298,12 @@ std::vector<Signal> signals(const Snapshot& s) {
     if (e.kind == "nvrm") add_signal(&out, "nvrm:" + e.type, {e.line});
     if (e.kind == "nouveau") add_signal(&out, "kernel:nouveau", {e.line});
     if (e.kind == "module-signature") add_signal(&out, "module-signature:" + e.type, {e.line});
+  }
+  // A bare "not available" and nothing else: the causes of a CUDA that did
+  // not start, as far as the text can tell (any other signal in the text,
+  // an error code or a missing node, brings its own).
+  if (out.empty() && has_reported(s, "torch-not-available")) {
+    add_signal(&out, "torch-not-available", reported_lines(s, {"torch-not-available"}, -1));
   }
   return out;
 }
@@ -397,6 +402,8 @@ std::string signal_words(const std::string& key) {
   if (key == "cuda:no-libcuda") return "libcuda.so.1 not found";
   if (key == "nvml:no-devices") return "nvidia-smi's \"No devices were found\"";
   if (key == "nvml:crash") return "nvidia-smi crashing";
+  if (key == "uvm-node-missing") return "/dev/nvidia-uvm or nvidia_uvm missing";
+  if (key == "devnodes-missing") return "/dev/nvidia* missing";
   if (key.starts_with("cuda:") && std::isdigit(static_cast<unsigned char>(key[5]))) {
     return "CUDA error " + after("cuda:");
   }

@@ -50,7 +50,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # hang, the module missing for the running kernel: 65.0 % top-1 (tune 74.4,
 # measure 50.9), 74.5 % top-3 (measure 65.5). A prior from the tune half's
 # cause counts was tried as a tie-break and dropped: measure top-1 fell.
-FLOOR = {"top1": 0.64, "top3": 0.74, "false_alarms": 1}
+# A missing /dev/nvidia* or nvidia_uvm named in any words (facts §7.5):
+# 66.4 % (measure 54.5), 75.9 % (measure 69.1).
+FLOOR = {"top1": 0.66, "top3": 0.75, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")

@@ -24,6 +24,12 @@ const Finding* find(const Report& r, const std::string& id) {
   return nullptr;
 }
 
+// The id explain ranks first for a text; "" when it finds nothing.
+std::string first_id(std::string_view text) {
+  Report r = explain(snapshot_from_text(text));
+  return r.findings.empty() ? "" : r.findings[0].id;
+}
+
 bool unobserved(const Snapshot& s, const std::string& src) {
   return std::find(s.unobserved.begin(), s.unobserved.end(), src) != s.unobserved.end();
 }
@@ -300,11 +306,9 @@ TEST(ExplainReport, TheDriversWordInTheLogConfirmsTheCause) {
   ASSERT_NE(load, nullptr);
   EXPECT_EQ(load->follows_from, "driver.gpu-unsupported");
 
-  Report nova = explain(
-      snapshot_from_text("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
-                         "[  201.913648] NVRM: No NVIDIA devices probed.\n"));
-  ASSERT_FALSE(nova.findings.empty());
-  EXPECT_EQ(nova.findings[0].id, "driver.nouveau");
+  EXPECT_EQ(first_id("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.\n"
+                     "[  201.913648] NVRM: No NVIDIA devices probed.\n"),
+            "driver.nouveau");
   // vfio-pci owning the GPU is deliberate passthrough, not nouveau.
   Report vfio = explain(
       snapshot_from_text("[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to vfio-pci.\n"));
@@ -317,9 +321,7 @@ TEST(ExplainReport, AHangOverPcieOnlyGpusPointsAtPeerToPeer) {
       "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
       "GPU0\t X \tPXB\t0-27\t0\n"
       "GPU1\tPXB\t X \t0-27\t0\n";
-  Report r = explain(snapshot_from_text(topo + "all_reduce_perf hangs on these two GPUs.\n"));
-  ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].id, "p2p.blocked");
+  EXPECT_EQ(first_id(topo + "all_reduce_perf hangs on these two GPUs.\n"), "p2p.blocked");
   // NVLink between them: no PCIe path to blame.
   Report nv = explain(snapshot_from_text(
       "GPU0\t X \tNV12\t0-27\t0\nGPU1\tNV12\t X \t0-27\t0\nall_reduce_perf hangs\n"));
@@ -328,12 +330,19 @@ TEST(ExplainReport, AHangOverPcieOnlyGpusPointsAtPeerToPeer) {
   EXPECT_EQ(find(explain(snapshot_from_text(topo)), "p2p.blocked"), nullptr);
 }
 
+TEST(ExplainReport, AMissingDeviceNodeIsACauseOnItsOwn) {
+  EXPECT_EQ(first_id("ls: cannot access '/dev/nvidia-uvm': No such file or directory\n"),
+            "uvm.missing");
+  EXPECT_EQ(first_id("modprobe: FATAL: Module nvidia-uvm not found in directory "
+                     "/lib/modules/5.4.0-42-generic\n"),
+            "uvm.missing");
+  EXPECT_EQ(first_id("open(\"/dev/nvidiactl\"): No such file or directory\n"), "devnodes.missing");
+}
+
 TEST(ExplainReport, NcclSharedMemoryErrorsPointAtShmSize) {
-  Report r = explain(snapshot_from_text(
-      "misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 "
-      "bytes, error: No space left on device (28)\n"));
-  ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].id, "container.shm-too-small");
+  EXPECT_EQ(first_id("misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE "
+                     "to 9637892 bytes, error: No space left on device (28)\n"),
+            "container.shm-too-small");
 }
 
 TEST(ExplainParse, PynvmlsOwnTextsAreNvmlCodes) {
