@@ -361,10 +361,27 @@ int nvml_error_by_name(std::string_view name) {
   return -1;
 }
 
+namespace {
+
+// Lower case, blanks dropped: "Driver / library version mismatch." and
+// "driver/library version mismatch" compare equal.
+std::string squeezed(std::string_view s) {
+  std::string out = ascii_lower(trimmed(s));
+  std::erase_if(out, [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
+  return out;
+}
+
+}  // namespace
+
 int nvml_error_by_string(std::string_view text) {
-  text = trimmed(text);
+  // A text long enough to name its code may be followed by more words
+  // ("Driver / library version mismatch. A message has occurred."); a short
+  // one ("Not Found", "Timeout") must be the whole text.
+  constexpr size_t kSpecific = 12;
+  const std::string have = squeezed(text);
   for (const auto& s : kNvmlStrings) {
-    if (iequals(text, trimmed(s.text))) return s.rc;
+    const std::string want = squeezed(s.text);
+    if (have == want || (want.size() >= kSpecific && have.starts_with(want))) return s.rc;
   }
   return -1;
 }

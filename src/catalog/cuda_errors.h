@@ -44,9 +44,10 @@ std::string nvml_error(int rc);
 const char* nvml_error_name(int rc);  // nullptr if unknown
 // "NVML_ERROR_LIB_RM_VERSION_MISMATCH" -> 18; -1 if unknown.
 int nvml_error_by_name(std::string_view name);
-// nvmlErrorString / nvidia-smi text -> code: "Driver/library version
-// mismatch" -> 18, "Unknown Error" -> 999; -1 if unknown. Covers only the
-// few texts in cuda_errors.cc (all unverified, facts §11.13).
+// nvmlErrorString / pynvml / nvidia-smi text -> code: "Driver/library version
+// mismatch" -> 18, "Unknown Error" -> 999; -1 if unknown. Case and blanks do
+// not count; a text of 12 characters and more may be followed by more words.
+// Covers the texts in cuda_errors.cc (facts §11.13).
 int nvml_error_by_string(std::string_view text);
 
 }  // namespace gd

@@ -77,6 +77,16 @@ TEST(CatalogNvmlErrors, OperatingSystemIsGpuAccessBlocked) {
   EXPECT_STREQ(nvml_error_name(17), "NVML_ERROR_OPERATING_SYSTEM");
 }
 
+// pynvml's texts, blanks and case that differ, and words after a long text.
+TEST(CatalogNvmlErrors, TextsInTheirPrintedForms) {
+  EXPECT_EQ(nvml_error_by_string("RM has detected an NVML/RM version mismatch."), 18);
+  EXPECT_EQ(nvml_error_by_string("Driver / library version mismatch. A message has occurred."), 18);
+  EXPECT_EQ(nvml_error_by_string("GPU requires restart"), 16);
+  EXPECT_EQ(nvml_error_by_string("not found"), 6);
+  EXPECT_EQ(nvml_error_by_string("Not Found in the cache"), -1);  // short: the whole text only
+  EXPECT_EQ(nvml_error_by_string(""), -1);
+}
+
 TEST(CatalogNvmlErrors, NamesFollowNvmlHeaderValues) {
   // nvml.h (NVML API 13): the last before UNKNOWN and UNKNOWN itself.
   EXPECT_STREQ(nvml_error_name(25), "NVML_ERROR_ARGUMENT_VERSION_MISMATCH");
