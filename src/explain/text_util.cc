@@ -74,18 +74,22 @@ std::string plain_text(std::string_view raw) {
   for (size_t i = 0; i < raw.size(); ++i) {
     char c = raw[i];
     if (c == '\x1b' && i + 1 < raw.size() && raw[i + 1] == '[') {
-      // CSI: parameters and intermediates, then one final byte 0x40-0x7e.
+      // CSI: parameter and intermediate bytes (0x20-0x3f), then one final
+      // byte (0x40-0x7e). A sequence cut short ends at the first other byte,
+      // which stays: a garbled one never swallows the next line.
       size_t j = i + 2;
-      while (j < raw.size() && (raw[j] < 0x40 || raw[j] > 0x7e)) ++j;
-      i = j;
+      auto byte = [&](size_t k) { return static_cast<unsigned char>(raw[k]); };
+      while (j < raw.size() && byte(j) >= 0x20 && byte(j) < 0x40) ++j;
+      i = j < raw.size() && byte(j) >= 0x40 && byte(j) <= 0x7e ? j : j - 1;
       continue;
     }
     if (c == '\x1b' && i + 1 < raw.size() && raw[i + 1] == ']') {
-      // OSC (a window title, a hyperlink): up to BEL or ESC backslash.
+      // OSC (a window title, a hyperlink): up to BEL or ESC backslash; the
+      // end of the line ends it too, and stays.
       size_t j = i + 2;
       while (j < raw.size() && raw[j] != '\a' && raw[j] != '\x1b' && raw[j] != '\n') ++j;
-      if (j < raw.size() && raw[j] == '\x1b') ++j;
-      i = j;
+      if (j < raw.size() && raw[j] == '\x1b') ++j;  // the backslash after it is skipped next
+      i = j < raw.size() && raw[j] == '\n' ? j - 1 : j;
       continue;
     }
     if (c == '\r') {

@@ -380,6 +380,8 @@ TEST(ExplainParse, PastesInEveryEncodingReadAlike) {
     EXPECT_EQ(s.cuda.runs[0].cudart_rc, 802) << text;
   }
   EXPECT_EQ(plain_text("a\rb\r\nc\x1b[2Jd\x1b[12;"), "a\nb\ncd");  // cut mid-sequence
+  // A garbled sequence never takes the next line with it.
+  EXPECT_EQ(plain_text("x\x1b[12\ny\x1b]0;title\nz\x1b]8;;u\x1b\\w"), "x\ny\nzw");
   EXPECT_EQ(plain_text(utf16("é", true, false)), "??");  // UTF-8 bytes read as UTF-16 units
 }
 
