@@ -47,6 +47,10 @@ const std::vector<ErrorPhrase>& error_phrases() {
     // the image already has: driver libraries installed in the image.
     {{"nvidia-container-cli: mount error", "file exists"}, "container:driver-libs-in-image",
      "the image already holds NVIDIA driver libraries", "b-biop-desktop-2-driver-libs-in-image"},
+    // nvidia-installer (the .run file, driver containers) could not load the
+    // module it built; its own sentence lists the usual reasons.
+    {{"unable to load the kernel module 'nvidia.ko'"}, "installer:load-failed",
+     "the driver installer could not load nvidia.ko", "b-gpu-driver-container-44-secure-boot-sign"},
     // The toolkit's stub libcuda on the library path.
     {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
      "a-stub-numba-ld-library-path"},

@@ -255,7 +255,9 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     add_reported(p, "mig-none", -1, "No MIG devices found", line, line_no);
     return true;
   }
-  if (icontains(lowered, "nouveau")) {
+  // "another driver, such as nouveau, is present" (nvidia-installer's list of
+  // reasons) names nouveau as an example, not as present.
+  if (icontains(lowered, "nouveau") && !icontains(lowered, "such as nouveau")) {
     add_reported(p, "nouveau", -1, "nouveau is mentioned", line, line_no);
     return true;
   }

@@ -62,6 +62,9 @@ const std::vector<Rule> kRules = {
   {"container:rpc-timeout", {"persistence-mode.off"}},
   {"nccl:shm",              {"container.shm-too-small"}},                      // §12.1
   {"uvm-node-missing",      {"uvm.missing"}},                                  // §7.5
+  // §10 row 1: a module that will not load: Secure Boot or another failure,
+  // nouveau holding the GPU, a GPU this branch does not support.
+  {"installer:load-failed", {"driver.module-load-failed", "driver.nouveau", "driver.gpu-unsupported"}},
   {"devnodes-missing",      {"devnodes.missing", "driver.not-loaded"}},        // §7.5
   {"container:driver-libs-in-image", {"container.driver-mismatch"}},           // §6.3
   {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2

@@ -339,6 +339,14 @@ TEST(ExplainReport, AMissingDeviceNodeIsACauseOnItsOwn) {
   EXPECT_EQ(first_id("open(\"/dev/nvidiactl\"): No such file or directory\n"), "devnodes.missing");
 }
 
+TEST(ExplainReport, NvidiaInstallersLoadFailureAndItsListOfReasons) {
+  // The sentence names nouveau as an example; that is no sign of nouveau.
+  EXPECT_EQ(first_id("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most "
+                     "frequently when ... or if another driver, such as nouveau, is present and "
+                     "prevents the NVIDIA kernel module from obtaining ownership\n"),
+            "driver.module-load-failed");
+}
+
 TEST(ExplainReport, NcclSharedMemoryErrorsPointAtShmSize) {
   EXPECT_EQ(first_id("misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE "
                      "to 9637892 bytes, error: No space left on device (28)\n"),
