@@ -51,8 +51,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # measure 50.9), 74.5 % top-3 (measure 65.5). A prior from the tune half's
 # cause counts was tried as a tie-break and dropped: measure top-1 fell.
 # A missing /dev/nvidia* or nvidia_uvm named in any words (facts §7.5):
-# 66.4 % (measure 54.5), 75.9 % (measure 69.1).
-FLOOR = {"top1": 0.66, "top3": 0.75, "false_alarms": 1}
+# 66.4 % (measure 54.5), 75.9 % (measure 69.1); with NVML's texts in their
+# printed forms and nvidia-installer's load failure, 67.2 % (tune 75.6,
+# measure 54.5) and 77.4 % (measure 69.1).
+FLOOR = {"top1": 0.67, "top3": 0.77, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")
