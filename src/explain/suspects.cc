@@ -342,6 +342,12 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
   if ((id == "driver.not-loaded" || id == "devnodes.missing") && smi_works) {
     lines->push_back("nvidia-smi lists GPUs, so the driver and its device nodes are there");
     w -= 2;
+  } else if (id == "driver.not-loaded" && s.nvml.driver_version.ok() &&
+             !s.nvml.driver_version.value.empty()) {
+    // nvidia-smi's header names the driver only when NVML talked to it.
+    lines->push_back("nvidia-smi shows driver " + s.nvml.driver_version.value +
+                     ", so a driver is loaded");
+    w -= 2;
   }
   if (id == "driver.after-suspend" && has_reported(s, "resume")) {
     cite("resume");

@@ -347,6 +347,20 @@ TEST(ExplainReport, NvidiaInstallersLoadFailureAndItsListOfReasons) {
             "driver.module-load-failed");
 }
 
+TEST(ExplainReport, NvidiaSmisHeaderSaysADriverIsLoaded) {
+  Report r = explain(snapshot_from_text(
+      "| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n"
+      "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n"));
+  EXPECT_EQ(r.findings.at(0).id, "driver.too-old-for-cuda");
+  const Finding* not_loaded = find(r, "driver.not-loaded");
+  ASSERT_NE(not_loaded, nullptr);
+  EXPECT_NE(std::find(not_loaded->evidence.begin(), not_loaded->evidence.end(),
+                      "nvidia-smi shows driver 470.57.02, so a driver is loaded"),
+            not_loaded->evidence.end());
+  EXPECT_NE(not_loaded->ranked_by.find("weigh against it (-2)"), std::string::npos)
+      << not_loaded->ranked_by;
+}
+
 TEST(ExplainReport, NcclSharedMemoryErrorsPointAtShmSize) {
   EXPECT_EQ(first_id("misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE "
                      "to 9637892 bytes, error: No space left on device (28)\n"),
