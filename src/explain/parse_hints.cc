@@ -99,15 +99,17 @@ std::vector<std::string_view> topo_links(std::string_view t) {
 
 // Words that say a collective never finished (NCCL hangs rather than fails
 // when peer-to-peer traffic is dropped on the way).
+constexpr const char* kHangWords[] = {
+    " hang", "hangs", "hanging", "deadlock", "no forward progress", "collective operation timeout",
+    " stuck"};
+
 bool says_it_hangs(std::string_view lowered) {
-  static const SubstringIndex kWords({" hang", "hangs", "hanging", "deadlock",
-                                      "no forward progress", "collective operation timeout",
-                                      " stuck"});
+  static const SubstringIndex kWords({std::begin(kHangWords), std::end(kHangWords)});
   return kWords.first_in(lowered) >= 0;
 }
 
-// Every word the checks below look for: a line with none of them (most of a
-// long log) skips those checks after one pass over it.
+// Every word the checks below look for, the hang words too: a line with none
+// of them (most of a long log) skips those checks after one pass over it.
 constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "nccl_p2p_disable=1",
                                       "docker run",
@@ -121,18 +123,10 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "pm: suspend exit",
                                       "pm: resume",
                                       "pm: hibernation exit",
-                                      "cannot access",
                                       "/dev/nvidia",
                                       "modprobe",
                                       "no mig devices found",
-                                      "nouveau",
-                                      " hang",
-                                      "hangs",
-                                      "hanging",
-                                      "deadlock",
-                                      "no forward progress",
-                                      "collective operation timeout",
-                                      " stuck"};
+                                      "nouveau"};
 
 bool says_absent(std::string_view lowered) {
   for (std::string_view w : {"no such file", "not found", "cannot open", "could not open",
@@ -143,7 +137,11 @@ bool says_absent(std::string_view lowered) {
 }
 
 bool has_hint_word(std::string_view lowered) {
-  static const SubstringIndex kWords({std::begin(kHintWords), std::end(kHintWords)});
+  static const SubstringIndex kWords = [] {
+    std::vector<std::string> words(std::begin(kHintWords), std::end(kHintWords));
+    words.insert(words.end(), std::begin(kHangWords), std::end(kHangWords));
+    return SubstringIndex(std::move(words));
+  }();
   return kWords.first_in(lowered) >= 0;
 }
 

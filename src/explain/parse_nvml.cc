@@ -223,6 +223,14 @@ void process_row(std::string_view cell, TextParse* p) {
   g->processes.value.push_back(proc);
 }
 
+// An NVML code the text names (by name or by text): the first one is the
+// init's answer, each is a reported line.
+void report_nvml_code(TextParse* p, int rc, std::string text, std::string_view line, int line_no) {
+  NvmlInfo& n = text_nvml(p);
+  if (n.init_rc <= 0) n.init_rc = rc;
+  add_reported(p, "nvml", rc, std::move(text), line, line_no);
+}
+
 }  // namespace
 
 bool parse_smi_table_line(std::string_view line, int line_no, TextParse* p) {
@@ -316,9 +324,7 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
     }
     int rc = nvml_error_by_name(line.substr(at, end - at));
     if (rc > 0) {
-      NvmlInfo& n = text_nvml(p);
-      if (n.init_rc <= 0) n.init_rc = rc;
-      add_reported(p, "nvml", rc, std::string(line.substr(at, end - at)), line, line_no);
+      report_nvml_code(p, rc, std::string(line.substr(at, end - at)), line, line_no);
       return true;
     }
   }
@@ -335,9 +341,7 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
     }
     int rc = nvml_error_by_name(name);
     if (rc > 0) {
-      NvmlInfo& n = text_nvml(p);
-      if (n.init_rc <= 0) n.init_rc = rc;
-      add_reported(p, "nvml", rc, std::string(line.substr(at, end - at)), line, line_no);
+      report_nvml_code(p, rc, std::string(line.substr(at, end - at)), line, line_no);
       return true;
     }
   }
@@ -348,9 +352,7 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
     std::string_view what = trim(line.substr(at + 11));
     int rc = nvml_error_by_string(what);
     if (rc > 0) {
-      NvmlInfo& n = text_nvml(p);
-      if (n.init_rc <= 0) n.init_rc = rc;
-      add_reported(p, "nvml", rc, std::string(what), line, line_no);
+      report_nvml_code(p, rc, std::string(what), line, line_no);
       return true;
     }
   }
