@@ -54,6 +54,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       // A rejected first entry (or a repeat) is why no device is left: the entry is the cause.
       {"visible-devices.invalid",      "CUDA_VISIBLE_DEVICES has an entry CUDA rejects",             39, false, {"visible-devices.hides-all"}},
       {"visible-devices.hides-all",    "CUDA_VISIBLE_DEVICES leaves no device visible",              40, false},
+      {"visible-devices.ordinal-out-of-range", "a job asks for a GPU beyond those visible",         41, false},
       {"memory.address-space-limit",   "an address-space limit is too small for CUDA",               42, false},
       {"mps.unreachable",              "the MPS control daemon cannot be reached",                   44, false},
       {"compute-mode.exclusive",       "exclusive-process mode and the GPU is taken",                45, false},

@@ -33,6 +33,7 @@ GD_CHECK(check_cuda_init);           // cuda.init-failed, cuda.init-hang
 // what the user's settings and other processes do to CUDA
 GD_CHECK(check_visible_devices);  // visible-devices.invalid, visible-devices.hides-all
 GD_CHECK(check_device_order);     // device-order.mismatch
+GD_CHECK(check_device_ordinal);   // visible-devices.ordinal-out-of-range
 GD_CHECK(check_memory_held);      // memory.held-by-other-process
 GD_CHECK(check_address_space);    // memory.address-space-limit
 GD_CHECK(check_compute_mode);     // compute-mode.exclusive

@@ -33,6 +33,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"container-driver", "container driver libraries match the host module", {"container.driver-mismatch"}, check_container_driver, {"container", "driver"}},
     {"cgroup-devices", "the device cgroup allows the GPU nodes", {"cgroup.device-denied"}, check_cgroup_devices, {"container", "devnodes", "driver", "limits"}},
     {"visible-devices", "CUDA_VISIBLE_DEVICES is valid and leaves GPUs visible", {"visible-devices.invalid", "visible-devices.hides-all"}, check_visible_devices, {"env"}},
+    {"device-ordinal", "the job asks for no more GPUs than it sees", {"visible-devices.ordinal-out-of-range"}, check_device_ordinal, {"env"}},
     {"address-space", "no address-space limit too small for CUDA", {"memory.address-space-limit"}, check_address_space, {"limits"}},
     {"mps", "an expected MPS control daemon is reachable", {"mps.unreachable"}, check_mps, {"env", "services", "container", "cuda"}},
     {"compute-mode", "no exclusive-process GPU is already taken", {"compute-mode.exclusive"}, check_compute_mode, {"nvml", "cuda"}},

@@ -38,7 +38,7 @@ int run_env(const EnvArgs& args) {
     return kExitUsage;
   }
   JobCheck c;
-  if (int rc = check_for_job("env", args.probe, args.from, args.config, {}, {}, &c); rc != 0)
+  if (int rc = check_for_job("env", args.probe, args.from, args.config, {}, {}, {}, &c); rc != 0)
     return rc;
   const Fitness& f = c.fitness;
   JobEnv job = plan_job_env(c.snapshot, f, JobEnvOptions{});

@@ -24,11 +24,13 @@ struct JobCheck {
 };
 
 // `command` names the subcommand in error messages ("env", "run"); only and
-// skip are its --only / --skip (select_for). Returns 0, or the exit code
-// after printing a one-line error: kExitUsage for a bad --config or
-// selection, kExitInternal for an unreadable --from snapshot.
+// skip are its --only / --skip (select_for); `job` is the command `run` will
+// start, whose launcher may ask for a number of GPUs (probe/job_request.h). Returns 0, or the exit
+// code after printing a one-line error: kExitUsage for a bad --config or selection, kExitInternal
+// for an unreadable --from snapshot.
 int check_for_job(const std::string& command, const ProbeOptions& probe, const std::string& from,
                   const std::string& config, const std::vector<std::string>& only,
-                  const std::vector<std::string>& skip, JobCheck* out);
+                  const std::vector<std::string>& skip, const std::vector<std::string>& job,
+                  JobCheck* out);
 
 }  // namespace gd

@@ -249,7 +249,9 @@ int run_run(const RunArgs& args) {
     return kExitUsage;
   }
   JobCheck c;
-  if (int rc = check_for_job("run", args.probe, "", args.config, args.only, args.skip, &c); rc != 0)
+  if (int rc =
+          check_for_job("run", args.probe, "", args.config, args.only, args.skip, args.command, &c);
+      rc != 0)
     return rc;
   if (!args.json_report.empty()) {
     if (int rc = write_report(args.json_report, c.report); rc != 0) return rc;
@@ -268,6 +270,19 @@ int run_run(const RunArgs& args) {
     say(fmt::format("refusing to start {}: {} fit GPU{}{}, --require {}", args.command[0], fit,
                     fit == 1 ? "" : "s",
                     job.user_selection ? " selected by CUDA_VISIBLE_DEVICES" : "", args.require));
+    return kExitRefused;
+  }
+  // A launcher that starts more processes than the command sees GPUs:
+  // the ranks past them fail on CUDA error 101 (checks/device_ordinal.cc).
+  // --skip device-ordinal (or an --only without it) leaves it to the job.
+  const EnvInfo& want = c.snapshot.env;
+  bool checked = std::any_of(c.report.findings.begin(), c.report.findings.end(),
+                             [](const Finding& f) { return f.check == "device-ordinal"; });
+  if (checked && want.job_gpus > 0 && job.visible_known &&
+      job.visible.size() < static_cast<size_t>(want.job_gpus)) {
+    say(fmt::format("refusing to start {}: {} asks for {} GPUs, the command sees {}{}",
+                    args.command[0], want.job_request, want.job_gpus, job.visible.size(),
+                    job.excluded.empty() ? "" : " (unfit ones left out)"));
     return kExitRefused;
   }
   if (args.bind_cpus) bind_cpus(c, job);

@@ -9,6 +9,14 @@
 //   nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update
 //     your driver to a newer version, or use an earlier cuda container: unknown.
 //   nvidia-container-cli: device error: 3: unknown device: unknown.
+//   nvidia-docker | 2017/11/21 00:48:39 Error: unsupported CUDA version: driver 8.0 < image 9.0.176
+// NGC images' entrypoint (nvidia_entrypoint.sh; facts §6.3) when the kernel
+// module is older than the image's CUDA needs and forward compatibility
+// did not help:
+//   ERROR: This container was built for NVIDIA Driver Release 535.86 or later, but
+//          version 510.85.02 was detected and compatibility mode is UNAVAILABLE.
+// Kubernetes, a node whose device plugin found no GPU (kubectl describe node):
+//    nvidia.com/gpu:     0
 #include "catalog/cuda_errors.h"
 #include "explain/parse.h"
 
@@ -26,6 +34,27 @@ std::string field_after(std::string_view line, size_t at, size_t key_len) {
 
 bool parse_container_line(std::string_view line, std::string_view lowered, int line_no,
                           TextParse* p) {
+  // The banner's second line; an empty version means the script found no
+  // driver version at all (no driver mounted in).
+  if (size_t at = lowered.find("was detected and compatibility mode is unavailable");
+      at != std::string_view::npos) {
+    std::string_view head = trim(lowered.substr(0, at));
+    std::string version(head.starts_with("version") ? trim(head.substr(7)) : std::string_view());
+    add_reported(p, "ngc-banner", -1, version, line, line_no);
+    return true;
+  }
+  if (size_t at = lowered.find("nvidia.com/gpu:"); at != std::string_view::npos) {
+    std::string_view rest = trim(lowered.substr(at + 15));
+    if (rest == "0") {
+      add_reported(p, "k8s-no-gpus", -1, "nvidia.com/gpu: 0", line, line_no);
+      return true;
+    }
+  }
+  if (size_t at = lowered.find("unsupported cuda version: driver ");
+      at != std::string_view::npos && icontains(lowered, "nvidia-docker")) {
+    add_reported(p, "container-runtime", -1, std::string(trim(line.substr(at))), line, line_no);
+    return true;
+  }
   if (icontains(lowered, "could not select device driver") &&
       icontains(lowered, "capabilities: [[gpu]]")) {
     add_reported(p, "container-runtime", -1, "could not select device driver \"\" for [[gpu]]",

@@ -120,6 +120,30 @@ const Phrase kPhrases[] = {
     {"no cuda gpus are available", 100, -1},
 };
 
+// A driver API entry point the loaded driver lacks: the program was built
+// for a newer driver (facts §5.2). The loader's words on Linux and Windows,
+// and Go's dlsym wrapper (ollama):
+//   libcuda.so.1: undefined symbol: cuCtxCreate_v4
+//   The procedure entry point cuDevicePrimaryCtxReset_v2 could not be located in the dynamic
+//     link library nvcuda.dll
+//   error="symbol lookup for cuCtxCreate_v3 failed: ..."
+// Driver API names are "cu" and a capital (cuCtx..., cuTensorMap...); the
+// runtime's (cuda...) and the libraries' (cublas...) are other mismatches.
+std::string missing_driver_symbol(std::string_view line, std::string_view lowered) {
+  for (std::string_view form :
+       {"undefined symbol: ", "procedure entry point ", "symbol lookup for "}) {
+    size_t at = lowered.find(form);
+    if (at == std::string_view::npos) continue;
+    std::string_view name = ident_at(line, at + form.size());
+    if (name.size() < 4 || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z') {
+      continue;
+    }
+    if (form == "procedure entry point " && !icontains(lowered, "nvcuda.dll")) continue;
+    return std::string(name);
+  }
+  return {};
+}
+
 }  // namespace
 
 bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
@@ -244,6 +268,10 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
       add_reported(p, "cuda-runtime", code, cuda_runtime_error(code), line, line_no);
       return true;
     }
+  }
+  if (std::string symbol = missing_driver_symbol(line, lowered); !symbol.empty()) {
+    add_reported(p, "libcuda-missing-symbol", -1, symbol, line, line_no);
+    return true;
   }
   if (size_t at = lowered.find("libcuda.so");
       at != std::string_view::npos && icontains(lowered, "cannot open shared object file") &&

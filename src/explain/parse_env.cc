@@ -6,6 +6,7 @@
 //   declare -x NVIDIA_DRIVER_CAPABILITIES="utility"
 //   "NVIDIA_VISIBLE_DEVICES=all",
 //   (py35) ~/pytorch/examples/mnist$ CUDA_VISIBLE_DEVICES=2 python main.py
+//   $ torchrun --nproc_per_node=8 train.py   (the GPUs a launcher asks for)
 //
 // Only what the env probe keeps is kept: its allow-list, its credential
 // names denied, values not of their variable's kind as their shape
@@ -16,6 +17,7 @@
 
 #include "explain/parse.h"
 #include "probe/file_probes.h"
+#include "probe/job_request.h"
 
 namespace gd {
 namespace {
@@ -81,12 +83,26 @@ bool parse_command_assignments(std::string_view t, TextParse* p) {
   return any;
 }
 
+// "$ torchrun --nproc_per_node=8 train.py": how many GPUs the job asks for.
+// Only the asking words are kept (EnvInfo::job_request).
+bool parse_job_request(std::string_view t, TextParse* p) {
+  if (t.find("--n") == std::string_view::npos) return false;
+  auto r = job_gpu_request(t);
+  if (!r) return false;
+  p->s->env.job_gpus = r->gpus;
+  p->s->env.job_request = r->request;
+  p->observed.insert("env");
+  return true;
+}
+
 }  // namespace
 
 bool parse_env_line(std::string_view line, int line_no, TextParse* p) {
   (void)line_no;
   std::string_view t = trim(line);
+  bool job = parse_job_request(t, p);  // its assignments are read too
   if (parse_command_assignments(t, p)) return true;
+  if (job) return true;
   for (std::string_view pre : {"export ", "declare -x ", "setenv "}) {
     if (t.starts_with(pre)) t = trim(t.substr(pre.size()));
   }

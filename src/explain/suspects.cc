@@ -37,16 +37,18 @@ const std::vector<Rule> kRules = {
   {"cuda:no-libcuda",   {"driver.not-loaded", "container.capabilities"}},
   {"cuda:46",  {"compute-mode.exclusive"}},                                    // §3
   // §3 code 100: CUDA_VISIBLE_DEVICES empty or its first entry invalid, a
-  // container given no GPU, every GPU failed.
-  {"cuda:100", {"visible-devices.hides-all", "visible-devices.invalid", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},
+  // container given no GPU, every GPU failed. An invalid entry first: the
+  // corpus's prior (docs/explain.md "Priors").
+  {"cuda:100", {"visible-devices.invalid", "visible-devices.hides-all", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},
   {"cuda:304", {"devnodes.permission", "cgroup.device-denied"}},               // §3
   {"cuda:802", {"fabric-manager.not-running"}},                                // §3, §10
   {"cuda:803", {"cuda.compat-mismatch", "driver.library-mismatch", "container.driver-mismatch"}},  // §3, §10
   {"cuda:804", {"cuda.compat-unsupported"}},                                   // §3, §10
   {"cuda:805", {"mps.unreachable"}}, {"cuda:806", {"mps.unreachable"}},        // §3 805-812
   {"cuda:807", {"mps.unreachable"}}, {"cuda:808", {"mps.unreachable"}},
-  // §3 code 999 / §10: UVM missing or broken (after suspend), GPU in a bad state.
-  {"cuda:999", {"uvm.missing", "uvm.hmm", "driver.after-suspend", "gpu.fallen-off-bus"}},
+  // §3 code 999 / §10: UVM broken after a suspend, UVM missing, a GPU in a
+  // bad state. The suspend first: the corpus's prior (docs/explain.md "Priors").
+  {"cuda:999", {"driver.after-suspend", "uvm.missing", "uvm.hmm", "gpu.fallen-off-bus"}},
   {"cuda-alloc", {"memory.held-by-other-process"}},
   // PyTorch's is_available() is cudaGetDeviceCount() > 0 (facts §3 "Other
   // points"): §10's rows for no driver, hidden GPUs and a driver too old.
@@ -56,6 +58,9 @@ const std::vector<Rule> kRules = {
   {"cuda:214", {"ecc.uncorrectable", "gpu.reset-required"}},
   {"cuda:218", {"driver.too-old-for-cuda"}},
   {"cuda:222", {"driver.too-old-for-cuda"}},
+  // §3 code 101 (invalid device ordinal): a device number past the visible
+  // ones, from a launcher starting a process per GPU or a fixed cuda:N.
+  {"cuda:101", {"visible-devices.ordinal-out-of-range", "visible-devices.invalid"}},
   // The phrase table (catalog/error_phrases.cc), each row from a thread.
   {"container:no-driver",   {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
@@ -91,6 +96,10 @@ const std::vector<Rule> kRules = {
   {"nvidia-smi-missing", {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:lib-missing", {"driver.not-loaded"}},                            // §6.3
   {"container:requirement", {"driver.too-old-for-cuda"}},                      // §6.3 NVIDIA_REQUIRE_CUDA
+  {"libcuda:missing-symbol", {"driver.too-old-for-cuda"}},                     // §5.2 entry points
+  // §6.3: the device plugin advertises no GPU when the runtime it runs
+  // under gives it no NVML (not the default runtime), or the node has no driver.
+  {"k8s:no-gpus",           {"container.runtime-not-configured", "driver.not-loaded"}},
   // §2 / §10: kernel log lines.
   {"nvrm:api-mismatch",   {"driver.library-mismatch", "container.driver-mismatch"}},
   {"nvrm:gpu-unsupported",          {"driver.gpu-unsupported"}},
@@ -138,6 +147,8 @@ const std::vector<Help> kHelp = {
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\" in the job's environment"},
   {"visible-devices.invalid", {"export CUDA_VISIBLE_DEVICES=0   # indices below the GPU count (nvidia-smi -L), or GPU UUIDs"},
    "echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\"; nvidia-smi -L   # an index past the last GPU stops CUDA there"},
+  {"visible-devices.ordinal-out-of-range", {"start one process per visible GPU (torchrun --nproc_per_node=<visible GPUs>), or use cuda:0 .. cuda:<visible GPUs - 1>"},
+   "nvidia-smi -L; echo \"CUDA_VISIBLE_DEVICES=[$CUDA_VISIBLE_DEVICES]\"   # the GPUs the job sees; `gpudoctor run -- <launcher> ...` compares them with its request"},
   {"p2p.blocked", {"disable ACS on the PCIe switches' downstream ports (BIOS: IO virtualization/VT-d/AMD-Vi off, or setpci ... ECAP_ACS+0x6.w=0000 per bridge), or boot with iommu=pt"},
    "sudo lspci -vvv | grep ACSCtl   # 'ReqRedir+' on a bridge between two GPUs; or `gpudoctor check`, which reads every bridge's ACS"},
   {"container.shm-too-small", {"docker run --shm-size=1g --ulimit memlock=-1 ...   # or --ipc=host; Kubernetes: an emptyDir with medium: Memory at /dev/shm"},
@@ -283,15 +294,23 @@ std::vector<Signal> signals(const Snapshot& s) {
       add_signal(&out, r.kind.substr(kPhraseKindPrefix.size()), {line_ref(r)});
     }
     const bool cuda_kind = r.kind == "cuda-runtime" || r.kind == "cuda-driver" || r.kind == "nccl";
-    if (cuda_kind && (r.code == 214 || r.code == 218 || r.code == 222)) {
+    if (cuda_kind && (r.code == 101 || r.code == 214 || r.code == 218 || r.code == 222)) {
       add_signal(&out, "cuda:" + std::to_string(r.code), {line_ref(r)});
     }
   }
   for (const auto& r : s.reported) {
+    if (r.kind == "libcuda-missing-symbol")
+      add_signal(&out, "libcuda:missing-symbol", {line_ref(r)});
+    if (r.kind == "k8s-no-gpus") add_signal(&out, "k8s:no-gpus", {line_ref(r)});
+    if (r.kind == "ngc-banner") {
+      add_signal(&out, r.text.empty() ? "container:no-driver" : "container:requirement",
+                 {line_ref(r)});
+    }
     if (r.kind != "container-runtime") continue;
     if (r.text.rfind("load library failed", 0) == 0) {
       add_signal(&out, "container:lib-missing", {line_ref(r)});
-    } else if (r.text.rfind("unsatisfied condition", 0) == 0) {
+    } else if (r.text.rfind("unsatisfied condition", 0) == 0 ||
+               r.text.rfind("unsupported CUDA version", 0) == 0) {
       add_signal(&out, "container:requirement", {line_ref(r)});
     } else if (r.text.rfind("nvml error", 0) == 0 && r.code > 0) {
       add_signal(&out, "nvml:" + std::to_string(r.code), {line_ref(r)});
@@ -348,6 +367,12 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
     lines->push_back("nvidia-smi shows driver " + s.nvml.driver_version.value +
                      ", so a driver is loaded");
     w -= 2;
+  }
+  // The NGC banner says the module is older than the image needs; an 804
+  // beside it is only why forward compatibility could not bridge that.
+  if (id == "driver.too-old-for-cuda" && has_reported(s, "ngc-banner")) {
+    cite("ngc-banner");
+    w += 2;
   }
   if (id == "driver.after-suspend" && has_reported(s, "resume")) {
     cite("resume");
@@ -413,6 +438,8 @@ std::string signal_words(const std::string& key) {
   if (key == "nvml:crash") return "nvidia-smi crashing";
   if (key == "uvm-node-missing") return "/dev/nvidia-uvm or nvidia_uvm missing";
   if (key == "devnodes-missing") return "/dev/nvidia* missing";
+  if (key == "libcuda:missing-symbol") return "a driver entry point missing from libcuda";
+  if (key == "k8s:no-gpus") return "a node advertising nvidia.com/gpu: 0";
   if (key.starts_with("cuda:") && std::isdigit(static_cast<unsigned char>(key[5]))) {
     return "CUDA error " + after("cuda:");
   }

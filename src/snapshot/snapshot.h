@@ -50,6 +50,11 @@ struct ProbeRecord {
 // LD_LIBRARY_PATH, LD_PRELOAD, SLURM_*, ...). Nothing else is ever recorded.
 struct EnvInfo {
   std::map<std::string, std::string> vars;
+  // The GPUs the job's launcher starts a process for (probe/job_request.h):
+  // `run`'s command, or a command line in pasted text. 0: no such request.
+  // Only the asking words are kept, never the rest of the command line.
+  int job_gpus = 0;
+  std::string job_request;  // "torchrun --nproc_per_node=8"
 };
 
 // --- process limits and memory policy -----------------------------------

@@ -79,7 +79,7 @@ void from_json(const nlohmann::json& j, NvmlValue<T>& v) {
 
 GD_JSON(FieldGap, field, reason)
 GD_JSON(ProbeRecord, name, status, detail, duration_ms, gaps, unrecognised_lines)
-GD_JSON(EnvInfo, vars)
+GD_JSON(EnvInfo, vars, job_gpus, job_request)
 GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, rlimit_as_hard_bytes,
         rlimit_data_hard_bytes, overcommit_memory, overcommit_ratio, commit_limit_bytes,
         committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes, cgroup_path, uid, euid,

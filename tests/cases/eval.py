@@ -53,8 +53,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # A missing /dev/nvidia* or nvidia_uvm named in any words (facts §7.5):
 # 66.4 % (measure 54.5), 75.9 % (measure 69.1); with NVML's texts in their
 # printed forms and nvidia-installer's load failure, 67.2 % (tune 75.6,
-# measure 54.5) and 77.4 % (measure 69.1).
-FLOOR = {"top1": 0.67, "top3": 0.77, "false_alarms": 1}
+# measure 54.5) and 77.4 % (measure 69.1). Third session: a documented prior
+# for a lone 999 and 100 (docs/explain.md "Priors"), the new
+# visible-devices.ordinal-out-of-range, a driver too old in its other words
+# (missing entry points, the NGC banner, nvidia-docker 1), a node with
+# nvidia.com/gpu: 0: on those 164 cases 75.2 % (measure 67.3) and 81.0 %
+# (measure 76.4). The corpus then grew to 202 with 38 cases from five new
+# searches (d-*: driver too old, device ordinals, UVM and suspend,
+# Kubernetes, WSL), 12 of them expecting ids not built yet (WSL, a machine
+# without a GPU, a reboot pending after a driver install): 71.3 % (tune
+# 76.8, measure 64.0) and 75.9 % (measure 70.7) on all 202. The floor
+# follows the larger corpus.
+FLOOR = {"top1": 0.71, "top3": 0.75, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")

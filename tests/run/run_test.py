@@ -200,6 +200,27 @@ def test_refusal_counts_the_users_selection():
     expect("selected by CUDA_VISIBLE_DEVICES" in p.stderr, "says the selection limited it", p)
 
 
+def test_refuses_a_launcher_asking_for_more_gpus_than_it_sees():
+    # torchrun starts a process per GPU; ranks past the visible GPUs die on
+    # "invalid device ordinal" (docs/run.md, step 4).
+    p = run_cmd(["torchrun", "--nproc_per_node=8", "train.py"])
+    expect(p.returncode == EXIT_REFUSED, "8 processes on a 4-GPU node are refused (69)", p)
+    expect("refusing to start torchrun: torchrun --nproc_per_node=8 asks for 8 GPUs, "
+           "the command sees 4" in p.stderr, "one clear line", p)
+    env = base_env(CUDA_VISIBLE_DEVICES="0,1")
+    p = run_cmd(["sh", "-c", "echo RAN", "torchrun", "--nproc_per_node", "4"], env=env)
+    expect(p.returncode == EXIT_REFUSED, "the user's selection of 2 counts", p)
+    expect("RAN" not in p.stdout, "the command must not run", p)
+    p = run_cmd(["sh", "-c", "echo RAN", "torchrun", "--nproc_per_node", "2"], env=env)
+    expect(p.returncode == 0 and "RAN" in p.stdout, "2 processes on 2 visible GPUs run", p)
+    p = run_cmd(["sh", "-c", "echo RAN", "torchrun", "--nproc_per_node=gpu"])
+    expect(p.returncode == 0 and "RAN" in p.stdout, "'gpu' asks for what is visible", p)
+    # The selection options turn the check off, as for any check.
+    p = run_cmd(["sh", "-c", "echo RAN", "deepspeed", "--num_gpus", "8"],
+                ["--skip", "device-ordinal"])
+    expect(p.returncode == 0 and "RAN" in p.stdout, "--skip device-ordinal starts it", p)
+
+
 def test_machine_wide_failure_leaves_no_fit_gpu():
     # ulimit -v 32 GiB: CUDA cannot start at all, on any GPU.
     if SANITIZED:

@@ -210,14 +210,17 @@ TEST(ExplainReport, PhrasesFromTheTableGiveTheirCauses) {
   }
 }
 
-TEST(ExplainReport, ResumeLineDecides999) {
+TEST(ExplainReport, OtherLinesDecide999) {
   std::string err =
       "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up environment, "
       "e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n";
-  EXPECT_EQ(explain(snapshot_from_text(err)).findings.at(0).id, "uvm.missing");
+  // Alone: the corpus's prior (docs/explain.md "Priors").
+  EXPECT_EQ(explain(snapshot_from_text(err)).findings.at(0).id, "driver.after-suspend");
   Snapshot s = snapshot_from_text("Mar 02 09:12:44 ws kernel: PM: suspend exit\n" + err);
   EXPECT_EQ(s.cuda.runs.at(0).cudart_rc, 999);
   EXPECT_EQ(explain(s).findings.at(0).id, "driver.after-suspend");
+  s = snapshot_from_text("ls: cannot access '/dev/nvidia-uvm': No such file or directory\n" + err);
+  EXPECT_EQ(explain(s).findings.at(0).id, "uvm.missing");
 }
 
 TEST(ExplainReport, EachFindingSaysWhatDecidedItsPlace) {
@@ -229,7 +232,7 @@ TEST(ExplainReport, EachFindingSaysWhatDecidedItsPlace) {
   EXPECT_EQ(first.id, "driver.after-suspend");
   EXPECT_EQ(first.ranked_by,
             "possible cause: the text shows CUDA error 999; other lines weigh for it (+2); "
-            "candidate 3 in the facts' order for it");
+            "candidate 1 in the facts' order for it");
   const Finding* symptom = find(r, "cuda.init-failed");
   ASSERT_NE(symptom, nullptr);
   EXPECT_EQ(symptom->ranked_by, "a symptom: it follows from the first cause");
@@ -427,6 +430,65 @@ TEST(ExplainReport, ALoneIsAvailableFalseListsTheLikelyCauses) {
       "torch.cuda.is_available() is False\nRuntimeError: CUDA error: CUDA driver is a stub "
       "library\n"));
   EXPECT_EQ(coded.findings.at(0).id, "cuda.stub-library");
+}
+
+TEST(ExplainReport, ALauncherAskingForMoreGpusThanVisible) {
+  // The launcher and the selection in the text decide it: confirmed.
+  Report r =
+      explain(snapshot_from_text("$ CUDA_VISIBLE_DEVICES=2,3 torchrun --nproc_per_node=8 train.py\n"
+                                 "RuntimeError: CUDA error: invalid device ordinal\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "visible-devices.ordinal-out-of-range");
+  EXPECT_EQ(r.findings[0].severity, Severity::kFail);
+  EXPECT_NE(r.findings[0].summary.find("torchrun --nproc_per_node=8"), std::string::npos);
+  // The code alone: a possible cause, the selection second.
+  r =
+      explain(snapshot_from_text("RuntimeError: cuda runtime error (10) : invalid device ordinal "
+                                 "at /pytorch/torch/csrc/cuda/Module.cpp:33\n"));
+  ASSERT_GE(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].id, "visible-devices.ordinal-out-of-range");
+  EXPECT_EQ(r.findings[0].severity, Severity::kWarn);
+  EXPECT_EQ(r.findings[1].id, "visible-devices.invalid");
+  // A launcher that fits what the text shows is no finding.
+  r = explain(snapshot_from_text("$ torchrun --nproc_per_node=gpu train.py\n"));
+  const Finding* f = find(r, "visible-devices.ordinal-out-of-range");
+  EXPECT_TRUE(f == nullptr || f->severity == Severity::kNotApplicable);
+}
+
+TEST(ExplainReport, ADriverTooOldInItsOtherWords) {
+  for (const char* text :
+       {"libcuda.so.1: undefined symbol: cuCtxCreate_v4\n",
+        "The procedure entry point cuDevicePrimaryCtxReset_v2 could not be located in the "
+        "dynamic link library nvcuda.dll\n",
+        "nvidia-docker | 2017/11/21 00:48:39 Error: unsupported CUDA version: driver 8.0 < image "
+        "9.0.176\n",
+        "ERROR: This container was built for NVIDIA Driver Release 535.86 or later, but\n"
+        "       version 510.85.02 was detected and compatibility mode is UNAVAILABLE.\n"
+        "\n"
+        "       [[Forward compatibility was attempted on non supported HW "
+        "(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) cuInit()=804]]\n"}) {
+    Report r = explain(snapshot_from_text(text));
+    ASSERT_FALSE(r.findings.empty()) << text;
+    EXPECT_EQ(r.findings[0].id, "driver.too-old-for-cuda") << text;
+  }
+  // The runtime's and the libraries' symbols are other mismatches.
+  for (const char* text : {"libtorch_cuda.so: undefined symbol: cudaGraphInstantiateWithFlags\n",
+                           "undefined symbol: cublasLtGetVersion\n"}) {
+    EXPECT_EQ(find(explain(snapshot_from_text(text)), "driver.too-old-for-cuda"), nullptr) << text;
+  }
+  // The banner with no version: no driver in the container.
+  Report r = explain(snapshot_from_text(
+      "ERROR: This container was built for NVIDIA Driver Release 515.48 or later, but\n"
+      "       version  was detected and compatibility mode is UNAVAILABLE.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.no-gpus");
+}
+
+TEST(ExplainReport, ANodeAdvertisingNoGpu) {
+  Report r = explain(snapshot_from_text("Capacity:\n  nvidia.com/gpu:     0\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.runtime-not-configured");
+  EXPECT_TRUE(explain(snapshot_from_text("  nvidia.com/gpu:     1\n")).findings.empty());
 }
 
 TEST(ExplainParse, CudaErrorNamesAndNumbers) {
