@@ -124,6 +124,7 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "pm: resume",
                                       "pm: hibernation exit",
                                       "/dev/nvidia",
+                                      "/proc/driver/nvidia",
                                       "modprobe",
                                       "no mig devices found",
                                       "nouveau"};
@@ -227,6 +228,15 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
   }
   if (t.starts_with("nvidia_uvm ") || t.starts_with("nvidia_uvm\t")) {
     add_reported(p, "uvm-loaded", -1, "lsmod: nvidia_uvm is loaded", line, line_no);
+    return true;
+  }
+  // nvidia.ko makes /proc/driver/nvidia (facts §2, its load line): without it no
+  // NVIDIA module is loaded here, or the container was given no GPU.
+  // TensorFlow's diagnostics say it: "kernel driver does not appear to be
+  // running on this host (h): /proc/driver/nvidia/version does not exist".
+  if (icontains(lowered, "/proc/driver/nvidia") && says_absent(lowered)) {
+    add_reported(p, "driver-proc-missing", -1, "/proc/driver/nvidia does not exist", line,
+                 line_no);
     return true;
   }
   // A device node that is not there, in the words of ls, open(2) or a

@@ -71,6 +71,7 @@ const std::vector<Rule> kRules = {
   // nouveau holding the GPU, a GPU this branch does not support.
   {"installer:load-failed", {"driver.module-load-failed", "driver.nouveau", "driver.gpu-unsupported"}},
   {"devnodes-missing",      {"devnodes.missing", "driver.not-loaded"}},        // §7.5
+  {"driver-proc-missing",   {"driver.not-loaded", "container.no-gpus"}},       // §2
   {"container:driver-libs-in-image", {"container.driver-mismatch"}},           // §6.3
   {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
@@ -286,7 +287,7 @@ std::vector<Signal> signals(const Snapshot& s) {
   // A missing device node is itself a cause CUDA names only by 999 or 100
   // (facts §7.5: without /dev/nvidia-uvm, CUDA error 999).
   for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag",
-                           "uvm-node-missing", "devnodes-missing"}) {
+                           "uvm-node-missing", "devnodes-missing", "driver-proc-missing"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
   }
   for (const auto& r : s.reported) {
@@ -388,6 +389,13 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
       w += 2;
     }
   }
+  // No /proc/driver/nvidia: no module here, so nothing that needs one
+  // loaded (UVM, a suspend) comes first; in a container, none was passed in.
+  if (has_reported(s, "driver-proc-missing") &&
+      ((id == "driver.not-loaded" && !container) || (id == "container.no-gpus" && container))) {
+    cite("driver-proc-missing");
+    w += 2;
+  }
   if (id == "devnodes.missing" && has_reported(s, "devnodes-missing")) {
     cite("devnodes-missing");
     w += 2;
@@ -438,6 +446,7 @@ std::string signal_words(const std::string& key) {
   if (key == "nvml:crash") return "nvidia-smi crashing";
   if (key == "uvm-node-missing") return "/dev/nvidia-uvm or nvidia_uvm missing";
   if (key == "devnodes-missing") return "/dev/nvidia* missing";
+  if (key == "driver-proc-missing") return "/proc/driver/nvidia missing";
   if (key == "libcuda:missing-symbol") return "a driver entry point missing from libcuda";
   if (key == "k8s:no-gpus") return "a node advertising nvidia.com/gpu: 0";
   if (key.starts_with("cuda:") && std::isdigit(static_cast<unsigned char>(key[5]))) {

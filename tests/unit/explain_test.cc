@@ -484,6 +484,20 @@ TEST(ExplainReport, ADriverTooOldInItsOtherWords) {
   EXPECT_EQ(r.findings[0].id, "container.no-gpus");
 }
 
+TEST(ExplainReport, NoProcDriverNvidiaMeansNoModule) {
+  std::string tf =
+      "E tensorflow/stream_executor/cuda/cuda_driver.cc:491] failed call to cuInit: "
+      "CUDA_ERROR_UNKNOWN\n"
+      "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:140] kernel driver does not appear "
+      "to be running on this host (h): /proc/driver/nvidia/version does not exist\n";
+  Report r = explain(snapshot_from_text(tf));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "driver.not-loaded");  // not the 999's suspend
+  r = explain(snapshot_from_text("root@3f2a1b9c0d4e:/workspace# python t.py\n" + tf));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.no-gpus");
+}
+
 TEST(ExplainReport, ANodeAdvertisingNoGpu) {
   Report r = explain(snapshot_from_text("Capacity:\n  nvidia.com/gpu:     0\n"));
   ASSERT_FALSE(r.findings.empty());
