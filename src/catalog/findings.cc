@@ -30,6 +30,10 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false, kNoDevices},
       {"container.runtime-not-configured", "Docker has no NVIDIA runtime for --gpus",            9, false},
       {"container.unknown-device",     "the container asks for a GPU the host does not have",        15, false},
+      // WSL: the Windows driver serves the GPU; without its support CUDA has no device.
+      {"wsl.no-gpu-support",           "this WSL gives Linux no GPU",                                 8, false, kNoDriver},
+      {"wsl.libs-missing",             "the Windows driver's libraries are missing from WSL",       16, false},
+      {"wsl.libs-shadowed",            "a Linux NVIDIA driver inside WSL shadows the Windows one",  19, false},
       {"driver.nouveau",               "nouveau is bound to the GPUs",                               11, false, kNoDriver},
       {"driver.gpu-unsupported",       "this driver branch does not support the GPU",                12, false, kNoDriver},
       {"driver.module-load-failed",    "the NVIDIA kernel module failed to load",                    13, false, kNoDriver},

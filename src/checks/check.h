@@ -125,6 +125,10 @@ struct CheckEntry {
   // "kernel-log", ...; the probe names). When one of them is in
   // Snapshot::unobserved (explain), the check is not run.
   std::vector<std::string> needs = {};
+  // It reads the Linux kernel driver's own traces (its module, /proc and
+  // /dev entries, nvidia_uvm): under WSL, where the Windows driver serves
+  // the GPU and none of them exist, it answers n/a (check `wsl` instead).
+  bool linux_driver = false;
 };
 
 // The one registry table, in a stable order.

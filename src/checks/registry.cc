@@ -7,26 +7,33 @@
 // correctly without it. In a live snapshot every source is observed, so needs
 // change nothing there; in `explain` a check with an unobserved need does not
 // run, and the causes it would have decided become "possible causes".
+//
+// kLinuxDriver: the check reads the Linux kernel driver's traces; under WSL
+// it answers n/a (CheckEntry::linux_driver).
 #include "checks/checks.h"
 
 namespace gd {
+namespace {
+constexpr bool kLinuxDriver = true;
+}  // namespace
 
 const std::vector<CheckEntry>& all_checks() {
   // clang-format off
   static const std::vector<CheckEntry> kChecks = {
-    {"driver-loaded", "the NVIDIA kernel driver is loaded", {"driver.not-loaded"}, check_driver_loaded, {"driver", "pci"}},
-    {"nouveau", "nouveau does not hold the GPUs", {"driver.nouveau"}, check_nouveau, {"kernel-log"}},  // the driver and bus, or in explain the log alone
-    {"module-load", "the NVIDIA kernel module loaded and bound every GPU", {"driver.module-load-failed"}, check_module_load_failed, {"kernel-log"}},  // the driver, or in explain the log alone
-    {"library-mismatch", "user-space driver libraries match the kernel module", {"driver.library-mismatch"}, check_library_mismatch, {"driver", "nvml", "cuda"}},
-    {"module-built", "an NVIDIA kernel module is built for the running kernel", {"driver.module-missing-for-kernel"}, check_module_built, {"kernel-log"}},  // the driver's files, or in explain the log alone
-    {"gpu-supported", "the driver branch supports every GPU", {"driver.gpu-unsupported"}, check_gpu_unsupported, {"kernel-log"}},  // the driver and bus, or in explain the log alone
+    {"driver-loaded", "the NVIDIA kernel driver is loaded", {"driver.not-loaded"}, check_driver_loaded, {"driver", "pci"}, kLinuxDriver},
+    {"nouveau", "nouveau does not hold the GPUs", {"driver.nouveau"}, check_nouveau, {"kernel-log"}, kLinuxDriver},  // the driver and bus, or in explain the log alone
+    {"module-load", "the NVIDIA kernel module loaded and bound every GPU", {"driver.module-load-failed"}, check_module_load_failed, {"kernel-log"}, kLinuxDriver},  // the driver, or in explain the log alone
+    {"library-mismatch", "user-space driver libraries match the kernel module", {"driver.library-mismatch"}, check_library_mismatch, {"driver", "nvml", "cuda"}, kLinuxDriver},
+    {"module-built", "an NVIDIA kernel module is built for the running kernel", {"driver.module-missing-for-kernel"}, check_module_built, {"kernel-log"}, kLinuxDriver},  // the driver's files, or in explain the log alone
+    {"gpu-supported", "the driver branch supports every GPU", {"driver.gpu-unsupported"}, check_gpu_unsupported, {"kernel-log"}, kLinuxDriver},  // the driver and bus, or in explain the log alone
     {"driver-new-enough", "the driver is new enough for the CUDA runtime in use", {"driver.too-old-for-cuda"}, check_too_old_for_cuda, {"driver", "pci", "nvml", "cuda"}},
     {"stub-library", "the real libcuda is loaded, not the toolkit stub", {"cuda.stub-library"}, check_stub_library, {"cuda", "env"}},
     {"forward-compat", "a cuda-compat package fits the GPUs and the driver", {"cuda.compat-unsupported", "cuda.compat-mismatch"}, check_compat, {"driver", "pci", "cuda", "env"}},
-    {"uvm", "nvidia_uvm is loaded and /dev/nvidia-uvm exists", {"uvm.missing"}, check_uvm, {"driver", "devnodes"}},
-    {"uvm-hmm", "nvidia_uvm HMM does not break CUDA on this kernel", {"uvm.hmm"}, check_uvm_hmm, {"driver", "devnodes", "cuda"}},
-    {"after-suspend", "CUDA is not broken by a suspend/resume", {"driver.after-suspend"}, check_after_suspend, {"driver", "cuda"}},
-    {"devnodes", "/dev/nvidia* nodes exist and this user can open them", {"devnodes.missing", "devnodes.permission"}, check_devnodes, {"driver", "devnodes", "limits", "container"}},
+    {"uvm", "nvidia_uvm is loaded and /dev/nvidia-uvm exists", {"uvm.missing"}, check_uvm, {"driver", "devnodes"}, kLinuxDriver},
+    {"uvm-hmm", "nvidia_uvm HMM does not break CUDA on this kernel", {"uvm.hmm"}, check_uvm_hmm, {"driver", "devnodes", "cuda"}, kLinuxDriver},
+    {"after-suspend", "CUDA is not broken by a suspend/resume", {"driver.after-suspend"}, check_after_suspend, {"driver", "cuda"}, kLinuxDriver},
+    {"wsl", "under WSL, Windows gives the GPU and its libraries to Linux", {"wsl.no-gpu-support", "wsl.libs-missing", "wsl.libs-shadowed"}, check_wsl, {"driver", "cuda"}},
+    {"devnodes", "/dev/nvidia* nodes exist and this user can open them", {"devnodes.missing", "devnodes.permission"}, check_devnodes, {"driver", "devnodes", "limits", "container"}, kLinuxDriver},
     {"fabric-manager", "NVSwitch systems run a matching fabric manager", {"fabric-manager.not-running"}, check_fabric_manager, {"pci", "driver", "services", "devnodes", "nvml", "cuda"}},
     {"container-gpus", "a container was given GPUs", {"container.no-gpus"}, check_container_gpus, {"container", "devnodes", "pci", "driver", "env"}},
     {"container-capabilities", "NVIDIA_DRIVER_CAPABILITIES includes compute and utility", {"container.capabilities"}, check_container_caps, {"container", "env", "cuda"}},

@@ -125,6 +125,8 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "pm: hibernation exit",
                                       "/dev/nvidia",
                                       "/proc/driver/nvidia",
+                                      "microsoft",
+                                      "/usr/lib/wsl/",
                                       "modprobe",
                                       "no mig devices found",
                                       "nouveau"};
@@ -133,6 +135,18 @@ bool says_absent(std::string_view lowered) {
   for (std::string_view w : {"no such file", "not found", "cannot open", "could not open",
                              "failed to open", "does not exist"}) {
     if (icontains(lowered, w)) return true;
+  }
+  return false;
+}
+
+// "4.4.0-19041-microsoft" anywhere in the line: WSL 1 reports that kernel.
+bool is_wsl1_kernel(std::string_view lowered) {
+  for (size_t at = lowered.find("4.4.0-"); at != std::string_view::npos;
+       at = lowered.find("4.4.0-", at + 1)) {
+    size_t i = at + 6;
+    size_t digits = 0;
+    while (i < lowered.size() && lowered[i] >= '0' && lowered[i] <= '9') ++i, ++digits;
+    if (digits > 0 && lowered.substr(i).starts_with("-microsoft")) return true;
   }
   return false;
 }
@@ -221,6 +235,17 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
       return true;
     }
   }
+  // WSL (facts §13): WSL 1's fixed kernel string, "4.4.0-19041-Microsoft",
+  // and WSL 2's marks ("5.15.153.1-microsoft-standard-WSL2", the Windows
+  // driver's /usr/lib/wsl/lib).
+  if (is_wsl1_kernel(lowered)) {
+    add_reported(p, "wsl1-kernel", -1, "a WSL 1 kernel", line, line_no);
+    return true;
+  }
+  if (icontains(lowered, "microsoft-standard") || icontains(lowered, "/usr/lib/wsl/")) {
+    add_reported(p, "wsl-hint", -1, "WSL 2", line, line_no);
+    return true;
+  }
   if (icontains(lowered, "pm: suspend exit") || icontains(lowered, "pm: resume") ||
       icontains(lowered, "pm: hibernation exit")) {
     add_reported(p, "resume", -1, "the system resumed from suspend", line, line_no);
@@ -235,8 +260,7 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
   // TensorFlow's diagnostics say it: "kernel driver does not appear to be
   // running on this host (h): /proc/driver/nvidia/version does not exist".
   if (icontains(lowered, "/proc/driver/nvidia") && says_absent(lowered)) {
-    add_reported(p, "driver-proc-missing", -1, "/proc/driver/nvidia does not exist", line,
-                 line_no);
+    add_reported(p, "driver-proc-missing", -1, "/proc/driver/nvidia does not exist", line, line_no);
     return true;
   }
   // A device node that is not there, in the words of ls, open(2) or a

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
@@ -72,6 +73,10 @@ const std::vector<Rule> kRules = {
   {"installer:load-failed", {"driver.module-load-failed", "driver.nouveau", "driver.gpu-unsupported"}},
   {"devnodes-missing",      {"devnodes.missing", "driver.not-loaded"}},        // §7.5
   {"driver-proc-missing",   {"driver.not-loaded", "container.no-gpus"}},       // §2
+  // §13: WSL 1 has no GPU; under WSL 2 a CUDA or NVML failure is the
+  // Windows driver's side: no GPU shared, its libraries missing or hidden.
+  {"wsl1-kernel",           {"wsl.no-gpu-support"}},
+  {"wsl",                   {"wsl.no-gpu-support", "wsl.libs-missing", "wsl.libs-shadowed"}},
   {"container:driver-libs-in-image", {"container.driver-mismatch"}},           // §6.3
   {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
@@ -192,6 +197,12 @@ const std::vector<Help> kHelp = {
    "nvidia-smi -q | grep -i persistence; systemctl status nvidia-persistenced   # or `gpudoctor check`"},
   {"container.runtime-not-configured", {"sudo nvidia-ctk runtime configure --runtime=docker (or containerd --set-as-default), then restart the runtime"},
    "docker info | grep -i runtime; cat /etc/docker/daemon.json   # or `gpudoctor check` on the node"},
+  {"wsl.no-gpu-support", {"use WSL 2 (wsl --set-version <distribution> 2) on Windows 11 or Windows 10 21H2+, with the NVIDIA Windows driver; install no Linux driver inside WSL"},
+   "uname -r; ls -l /dev/dxg   # WSL 1's kernel is 4.4.0-<build>-Microsoft; WSL 2 has /dev/dxg; or `gpudoctor check`"},
+  {"wsl.libs-missing", {"install or update the NVIDIA driver on Windows, then wsl --shutdown; the loader must search /usr/lib/wsl/lib (/etc/ld.so.conf.d/ld.wsl.conf, sudo ldconfig)"},
+   "ls /usr/lib/wsl/lib; ldconfig -p | grep libcuda   # or `gpudoctor check`"},
+  {"wsl.libs-shadowed", {"remove the Linux NVIDIA driver packages inside WSL (libnvidia-compute-*, nvidia-driver-*), then sudo ldconfig"},
+   "ldconfig -p | grep libcuda   # every entry outside /usr/lib/wsl/lib comes from a Linux driver; or `gpudoctor check`"},
   {"nvml.init-failed", {"reinstall the driver's user-space part (nvidia-utils / libnvidia-compute of the loaded branch)"},
    "sudo dmesg | grep -i nvrm; `gpudoctor check`, which runs NVML in a child it can watch"},
 };
@@ -322,6 +333,13 @@ std::vector<Signal> signals(const Snapshot& s) {
     if (e.kind == "nouveau") add_signal(&out, "kernel:nouveau", {e.line});
     if (e.kind == "module-signature") add_signal(&out, "module-signature:" + e.type, {e.line});
   }
+  if (has_reported(s, "wsl1-kernel")) {
+    add_signal(&out, "wsl1-kernel", reported_lines(s, {"wsl1-kernel"}, -1));
+  }
+  // WSL 2 named beside a failure: the failure is the Windows driver's side.
+  if (!out.empty() && has_reported(s, "wsl-hint")) {
+    add_signal(&out, "wsl", reported_lines(s, {"wsl-hint"}, -1));
+  }
   // A bare "not available" and nothing else: the causes of a CUDA that did
   // not start, as far as the text can tell (any other signal in the text,
   // an error code or a missing node, brings its own).
@@ -389,6 +407,17 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
       w += 2;
     }
   }
+  // Under WSL no Linux module, /dev/nvidia* or nvidia_uvm is meant to exist.
+  static const std::set<std::string> kLinuxDriverIds = {
+      "driver.not-loaded",   "driver.module-load-failed",
+      "driver.nouveau",      "devnodes.missing",
+      "uvm.missing",         "uvm.hmm",
+      "driver.after-suspend"};
+  if ((has_reported(s, "wsl1-kernel") || has_reported(s, "wsl-hint")) &&
+      kLinuxDriverIds.count(id) != 0) {
+    lines->push_back("WSL: the Windows driver serves the GPU; no Linux kernel module runs there");
+    w -= 2;
+  }
   // No /proc/driver/nvidia: no module here, so nothing that needs one
   // loaded (UVM, a suspend) comes first; in a container, none was passed in.
   if (has_reported(s, "driver-proc-missing") &&
@@ -447,6 +476,8 @@ std::string signal_words(const std::string& key) {
   if (key == "uvm-node-missing") return "/dev/nvidia-uvm or nvidia_uvm missing";
   if (key == "devnodes-missing") return "/dev/nvidia* missing";
   if (key == "driver-proc-missing") return "/proc/driver/nvidia missing";
+  if (key == "wsl1-kernel") return "a WSL 1 kernel";
+  if (key == "wsl") return "a failure under WSL 2";
   if (key == "libcuda:missing-symbol") return "a driver entry point missing from libcuda";
   if (key == "k8s:no-gpus") return "a node advertising nvidia.com/gpu: 0";
   if (key.starts_with("cuda:") && std::isdigit(static_cast<unsigned char>(key[5]))) {

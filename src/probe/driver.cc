@@ -5,6 +5,7 @@
 #include "probe/file_probes.h"
 #include "probe/probe.h"
 #include "probe/text.h"
+#include "util/ascii.h"
 
 namespace gd {
 
@@ -344,6 +345,35 @@ void read_module_builds(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
   }
 }
 
+// WSL: the kernel is Microsoft's ("5.15.153.1-microsoft-standard-WSL2";
+// WSL 1 reports "4.4.0-19041-Microsoft"), and the Windows driver's files
+// appear in /usr/lib/wsl/lib (facts §13).
+void read_wsl(const RootFs& fs, DriverInfo* d) {
+  constexpr size_t kMaxEntries = 256;
+  constexpr size_t kConfBytes = 64 * 1024;
+  WslInfo& w = d->wsl;
+  std::string release = ascii_lower(d->kernel_release);
+  w.dxg = fs.exists("/dev/dxg");
+  w.detected = w.dxg || release.find("microsoft") != std::string::npos;
+  if (!w.detected) return;
+  w.wsl1 = d->kernel_release.ends_with("-Microsoft");
+  for (const auto& name : fs.list("/usr/lib/wsl/lib", kMaxEntries)) {
+    w.libs.push_back(printable(name, 128));
+  }
+  if (!fs.is_dir("/etc/ld.so.conf.d")) return;
+  w.lib_dir_configured = 0;
+  for (const auto& name : fs.list("/etc/ld.so.conf.d", kMaxEntries)) {
+    if (!name.ends_with(".conf")) continue;
+    auto conf = fs.read("/etc/ld.so.conf.d/" + name, kConfBytes);
+    if (!conf) continue;
+    for (auto line : split_lines(*conf)) {
+      std::string_view dir = trim(line);
+      while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+      if (dir == "/usr/lib/wsl/lib") w.lib_dir_configured = 1;
+    }
+  }
+}
+
 }  // namespace
 
 ProbeRecord probe_driver_at(const RootFs& fs, Snapshot* s) {
@@ -357,6 +387,7 @@ ProbeRecord probe_driver_at(const RootFs& fs, Snapshot* s) {
   } else {
     notes.unavailable("no /proc/driver/nvidia");
     read_module_builds(fs, &d, &notes);
+    read_wsl(fs, &d);
   }
   read_uvm_hmm(fs, &d, &notes);
   if (auto r = fs.read("/proc/devices", 64 * 1024)) {

@@ -137,6 +137,25 @@ void rank_findings(std::vector<Finding>* findings) {
   }
 }
 
+namespace {
+
+// Under WSL the Windows driver serves the GPU: the Linux driver's module,
+// /proc and /dev entries are not there to be missing (check `wsl`).
+std::vector<Finding> not_the_linux_driver(const CheckEntry& check) {
+  std::vector<Finding> out;
+  for (const auto& id : check.ids) {
+    Finding f;
+    f.id = id;
+    f.severity = Severity::kNotApplicable;
+    f.summary =
+        "WSL: the Windows driver serves the GPU; no Linux kernel module is meant to run here";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
+
 Report run_checks(const Snapshot& s, const Config& c, const std::vector<const CheckEntry*>& checks,
                   const std::vector<std::string>& only, const std::vector<std::string>& skip) {
   Report r;
@@ -150,7 +169,10 @@ Report run_checks(const Snapshot& s, const Config& c, const std::vector<const Ch
       return std::find(s.unobserved.begin(), s.unobserved.end(), n) != s.unobserved.end();
     });
     if (blind) continue;
-    for (Finding& f : check->fn(s, c)) {
+    std::vector<Finding> found = check->linux_driver && s.driver.wsl.detected
+                                     ? not_the_linux_driver(*check)
+                                     : check->fn(s, c);
+    for (Finding& f : found) {
       f.check = check->name;
       if (excluded(f.id, only, skip, check->name)) continue;
       r.findings.push_back(std::move(f));

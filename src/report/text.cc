@@ -79,6 +79,11 @@ std::string machine_line(const Snapshot& s) {
   for (const auto& d : s.pci) gpus += d.kind == PciKind::kGpu ? 1 : 0;
   std::string driver =
       s.driver.version.empty() ? "no NVIDIA driver loaded" : "driver " + s.driver.version;
+  if (s.driver.wsl.detected) {
+    // The Windows driver serves the GPU: no PCI device, no Linux module.
+    driver = s.driver.wsl.wsl1 ? "WSL 1 (no GPU support)" : "WSL 2 (the Windows driver)";
+    return fmt::format("{} · {} · {}", driver, nvml_line(s), cuda_line(s));
+  }
   return fmt::format("{} NVIDIA GPU{} on the PCI bus · {} · {} · {}", gpus, gpus == 1 ? "" : "s",
                      driver, nvml_line(s), cuda_line(s));
 }

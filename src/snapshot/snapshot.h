@@ -94,6 +94,19 @@ struct ModuleInfo {
   bool builtin = false;  // built into the kernel: /sys/module/<name> without initstate
 };
 
+// Windows Subsystem for Linux (docs/nvidia-facts.md §13): no NVIDIA kernel
+// module runs in the guest; the Windows driver serves the GPU through
+// /dev/dxg and maps its user-space libraries into /usr/lib/wsl/lib. Read
+// only when /proc/driver/nvidia is absent.
+struct WslInfo {
+  bool detected = false;          // the kernel release names Microsoft, or /dev/dxg exists
+  bool wsl1 = false;              // WSL 1's kernel ("4.4.0-19041-Microsoft"): no GPU at all
+  bool dxg = false;               // /dev/dxg, the GPU paravirtualization device of WSL 2
+  std::vector<std::string> libs;  // the entries of /usr/lib/wsl/lib
+  // /usr/lib/wsl/lib in /etc/ld.so.conf.d/*.conf: 1 yes, 0 no, -1 unknown
+  int lib_dir_configured = -1;
+};
+
 struct DriverInfo {
   bool proc_driver_nvidia = false;            // /proc/driver/nvidia exists
   std::string version;                        // kernel module version, e.g. "550.54.14"
@@ -116,6 +129,7 @@ struct DriverInfo {
   std::string kernel_release;
   int nvidia_module_built = -1;
   std::vector<std::string> kernels_with_nvidia;
+  WslInfo wsl;
 };
 
 // --- PCI bus (sysfs) -------------------------------------------------------

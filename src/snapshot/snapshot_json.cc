@@ -85,9 +85,10 @@ GD_JSON(LimitsInfo, rlimit_as_bytes, rlimit_data_bytes, rlimit_as_hard_bytes,
         committed_as_bytes, mem_total_bytes, cgroup_memory_limit_bytes, cgroup_path, uid, euid,
         groups)
 GD_JSON(ModuleInfo, name, state, refcount, taint, source, builtin)
+GD_JSON(WslInfo, detected, wsl1, dxg, libs, lib_dir_configured)
 GD_JSON(DriverInfo, proc_driver_nvidia, version, version_line, open_kernel_module, params, modules,
         uvm_disable_hmm, char_majors, seconds_since_resume, kernel_release, nvidia_module_built,
-        kernels_with_nvidia)
+        kernels_with_nvidia, wsl)
 GD_JSON(PciDevice, bdf, vendor_id, device_id, subsystem_vendor_id, subsystem_device_id, class_code,
         kind, driver, numa_node, local_cpulist, current_link_speed_gts, max_link_speed_gts,
         current_link_width, max_link_width, proc_model, proc_uuid, proc_minor, proc_excluded,

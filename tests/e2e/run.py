@@ -100,6 +100,16 @@ def scenario_command(gd, fakes, sc, tmp):
         env["LD_LIBRARY_PATH"] = compat_dir
         argv += ["--nvml-lib", os.path.join(fakes, "libnvidia-ml.so.1"),
                  "--cudart-lib", os.path.join(fakes, "libcudart.so.13")]
+    elif libs == "linux-driver":
+        # A Linux driver's libcuda found by the loader (its own library
+        # folder on LD_LIBRARY_PATH), as one installed inside WSL is found
+        # before /usr/lib/wsl/lib.
+        lib_dir = os.path.join(tmp, "usr", "lib", "x86_64-linux-gnu")
+        os.makedirs(lib_dir, exist_ok=True)
+        shutil.copy(os.path.join(fakes, "libcuda.so.1"), lib_dir)
+        env["LD_LIBRARY_PATH"] = lib_dir
+        argv += ["--nvml-lib", os.path.join(fakes, "libnvidia-ml.so.1"),
+                 "--cudart-lib", os.path.join(fakes, "libcudart.so.13")]
     elif libs == "no-cuda":
         # NVML but no libcuda: a container started with
         # NVIDIA_DRIVER_CAPABILITIES=utility gets nvidia-smi, not libcuda.

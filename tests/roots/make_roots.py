@@ -1059,6 +1059,44 @@ def empty():
     }
 
 
+# --- WSL (docs/nvidia-facts.md §13) ---------------------------------------------------
+
+WSL_LIBS = ("libcuda.so", "libcuda.so.1", "libcuda.so.1.1", "libnvidia-ml.so.1", "nvidia-smi",
+            "libdxcore.so")
+
+
+def wsl_base(release):
+    """A WSL guest: no PCI GPU, no NVIDIA module or /dev/nvidia* (the Windows
+    driver serves the GPU), Microsoft's kernel."""
+    t = {}
+    ws_base(t)
+    t["proc/modules"] = OTHER_MODULES
+    t["proc/devices"] = DEVICES_HEAD + DEVICES_TAIL
+    t["dev/null"] = node(1, 3)
+    t["proc/sys/kernel/osrelease"] = release + "\n"
+    return t
+
+
+def wsl2(libs=True):
+    """WSL 2 with GPU paravirtualization (/dev/dxg; the node's numbers are
+    illustrative, the probe only asks whether it exists) and, with libs, the
+    Windows driver's libraries in /usr/lib/wsl/lib on the loader's path."""
+    t = wsl_base("5.15.153.1-microsoft-standard-WSL2")
+    t["dev/dxg"] = node(10, 125)
+    if libs:
+        for name in WSL_LIBS:
+            t["usr/lib/wsl/lib/" + name] = "a file the Windows driver maps in\n"
+        t["etc/ld.so.conf.d/ld.wsl.conf"] = "/usr/lib/wsl/lib\n"
+    else:
+        t["etc/ld.so.conf.d/libc.conf"] = "/usr/local/lib\n"
+    return t
+
+
+def wsl1():
+    """WSL 1: a translation layer with a fixed kernel string and no GPU."""
+    return wsl_base("4.4.0-19041-Microsoft")
+
+
 TREES = {
     "ws-4x4090-driver535": ws_driver535,
     "empty": empty,
@@ -1083,6 +1121,9 @@ TREES = {
     "h200-vm": h200_vm,
     "ws-4x4090-permanent": ws_permanent,
     "ws-4x4090-builtin": ws_builtin,
+    "wsl2": wsl2,
+    "wsl2-no-libs": lambda: wsl2(libs=False),
+    "wsl1": wsl1,
 }
 
 

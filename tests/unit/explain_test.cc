@@ -498,6 +498,32 @@ TEST(ExplainReport, NoProcDriverNvidiaMeansNoModule) {
   EXPECT_EQ(r.findings[0].id, "container.no-gpus");
 }
 
+TEST(ExplainReport, Wsl) {
+  // WSL 1's kernel string: no GPU there, whatever else failed.
+  Report r = explain(snapshot_from_text(
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+      "that the latest NVIDIA driver is installed and running.\n"
+      "Error! Your kernel headers for kernel 4.4.0-19041-Microsoft cannot be found.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "wsl.no-gpu-support");
+  // WSL 2 named beside a failure: the Windows side, not a Linux module.
+  r =
+      explain(snapshot_from_text("$ uname -r\n5.15.153.1-microsoft-standard-WSL2\n"
+                                 "Failed to initialize NVML: Driver Not Loaded\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_TRUE(r.findings[0].id.starts_with("wsl.")) << r.findings[0].id;
+  const Finding* native = find(r, "driver.not-loaded");
+  ASSERT_NE(native, nullptr);
+  EXPECT_TRUE(std::any_of(native->evidence.begin(), native->evidence.end(),
+                          [](const std::string& l) { return l.starts_with("WSL:"); }));
+  // A WSL kernel alone is no complaint.
+  EXPECT_EQ(explain(snapshot_from_text("5.15.153.1-microsoft-standard-WSL2\n")).verdict,
+            Severity::kOk);
+  r = explain(snapshot_from_text("4.4.0-19041-Microsoft\n"));  // WSL 1 is one
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "wsl.no-gpu-support");
+}
+
 TEST(ExplainReport, ANodeAdvertisingNoGpu) {
   Report r = explain(snapshot_from_text("Capacity:\n  nvidia.com/gpu:     0\n"));
   ASSERT_FALSE(r.findings.empty());
