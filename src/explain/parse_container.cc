@@ -80,6 +80,15 @@ bool parse_container_line(std::string_view line, std::string_view lowered, int l
                  line, line_no);
     return true;
   }
+  // libnvidia-container's driver service (driver.c) could not open the
+  // driver: no usable driver on the host ("driver error: timed out" is the
+  // phrase table's slow driver).
+  if (size_t at = lowered.find("driver error: failed to process request");
+      at != std::string_view::npos) {
+    add_reported(p, "container-runtime", -1, "driver error: failed to process request", line,
+                 line_no);
+    return true;
+  }
   if (size_t at = lowered.find("device error: "); at != std::string_view::npos) {
     std::string dev = field_after(line, at, 14);
     add_reported(p, "container-runtime", -1, "unknown device: " + dev, line, line_no);

@@ -20,6 +20,7 @@
 //   >>> torch.cuda.is_available()
 //   False
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include "explain/parse.h"
@@ -127,6 +128,7 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "/proc/driver/nvidia",
                                       "microsoft",
                                       "/usr/lib/wsl/",
+                                      "@desktop-",
                                       "modprobe",
                                       "no mig devices found",
                                       "nouveau"};
@@ -149,6 +151,17 @@ bool is_wsl1_kernel(std::string_view lowered) {
     if (digits > 0 && lowered.substr(i).starts_with("-microsoft")) return true;
   }
   return false;
+}
+
+// "user@DESKTOP-930EG0A:~$": Windows names a computer DESKTOP- and seven
+// letters or digits unless told otherwise, and WSL takes the Windows name.
+bool has_windows_host_prompt(std::string_view lowered) {
+  size_t at = lowered.find("@desktop-");
+  if (at == std::string_view::npos) return false;
+  size_t i = at + 9;
+  size_t n = 0;
+  while (i + n < lowered.size() && std::isalnum(static_cast<unsigned char>(lowered[i + n]))) ++n;
+  return n == 7 && i + n < lowered.size() && lowered[i + n] == ':';
 }
 
 bool has_hint_word(std::string_view lowered) {
@@ -203,6 +216,11 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
       (words && (icontains(lowered, "docker run") || icontains(lowered, "podman run") ||
                  icontains(lowered, "/.dockerenv") || icontains(lowered, "kubectl ")))) {
     add_reported(p, "container-hint", -1, std::string(t.substr(0, 120)), line, line_no);
+    hit = true;
+  }
+  // A prompt on a Windows-named host, before any command on its line.
+  if (words && has_windows_host_prompt(lowered)) {
+    add_reported(p, "wsl-hint", -1, "a prompt on a Windows host name (WSL)", line, line_no);
     hit = true;
   }
   if (words && runs_without_gpus(lowered)) {

@@ -101,6 +101,7 @@ const std::vector<Rule> kRules = {
   {"nvml:crash", {"nvml.init-failed"}},
   {"nvidia-smi-missing", {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:lib-missing", {"driver.not-loaded"}},                            // §6.3
+  {"container:driver-error", {"driver.not-loaded"}},                           // §6.3
   {"container:requirement", {"driver.too-old-for-cuda"}},                      // §6.3 NVIDIA_REQUIRE_CUDA
   {"libcuda:missing-symbol", {"driver.too-old-for-cuda"}},                     // §5.2 entry points
   // §6.3: the device plugin advertises no GPU when the runtime it runs
@@ -321,6 +322,8 @@ std::vector<Signal> signals(const Snapshot& s) {
     if (r.kind != "container-runtime") continue;
     if (r.text.rfind("load library failed", 0) == 0) {
       add_signal(&out, "container:lib-missing", {line_ref(r)});
+    } else if (r.text.rfind("driver error: failed to process request", 0) == 0) {
+      add_signal(&out, "container:driver-error", {line_ref(r)});
     } else if (r.text.rfind("unsatisfied condition", 0) == 0 ||
                r.text.rfind("unsupported CUDA version", 0) == 0) {
       add_signal(&out, "container:requirement", {line_ref(r)});

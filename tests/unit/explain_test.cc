@@ -519,6 +519,22 @@ TEST(ExplainReport, Wsl) {
   // A WSL kernel alone is no complaint.
   EXPECT_EQ(explain(snapshot_from_text("5.15.153.1-microsoft-standard-WSL2\n")).verdict,
             Severity::kOk);
+  // A prompt on a Windows-named host is WSL; the container runtime's driver
+  // error there is the Windows side, elsewhere a host without a driver.
+  std::string driver_error =
+      "docker: Error response from daemon: OCI runtime create failed: ... nvidia-container-cli: "
+      "initialization error: driver error: failed to process request: unknown.\n";
+  r =
+      explain(snapshot_from_text("root@DESKTOP-5A67SBM:/home/u# docker run --rm --gpus=all "
+                                 "nvcr.io/nvidia/k8s/cuda-sample:nbody\n" +
+                                 driver_error));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "wsl.no-gpu-support");
+  r = explain(
+      snapshot_from_text("root@node7:/home/u# docker run --rm --gpus=all img\n" + driver_error));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "driver.not-loaded");
+  EXPECT_EQ(find(r, "wsl.no-gpu-support"), nullptr);
   r = explain(snapshot_from_text("4.4.0-19041-Microsoft\n"));  // WSL 1 is one
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].id, "wsl.no-gpu-support");
