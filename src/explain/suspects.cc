@@ -339,8 +339,13 @@ std::vector<Signal> signals(const Snapshot& s) {
   if (has_reported(s, "wsl1-kernel")) {
     add_signal(&out, "wsl1-kernel", reported_lines(s, {"wsl1-kernel"}, -1));
   }
-  // WSL 2 named beside a failure: the failure is the Windows driver's side.
-  if (!out.empty() && has_reported(s, "wsl-hint")) {
+  // WSL 2 named beside a failure to start: the Windows driver's side. An
+  // error after CUDA started (out of memory, NCCL, ECC) is not about it.
+  static const std::set<std::string> kAfterStart = {
+      "cuda-alloc", "nccl:shm", "nccl:p2p-hang", "cuda:101", "cuda:214", "cuda:218", "cuda:222"};
+  bool start_failed = std::any_of(
+      out.begin(), out.end(), [](const Signal& sig) { return kAfterStart.count(sig.key) == 0; });
+  if (start_failed && has_reported(s, "wsl-hint")) {
     add_signal(&out, "wsl", reported_lines(s, {"wsl-hint"}, -1));
   }
   // A bare "not available" and nothing else: the causes of a CUDA that did

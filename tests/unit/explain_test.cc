@@ -535,6 +535,11 @@ TEST(ExplainReport, Wsl) {
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].id, "driver.not-loaded");
   EXPECT_EQ(find(r, "wsl.no-gpu-support"), nullptr);
+  // An error after CUDA started is not the Windows side's.
+  r = explain(snapshot_from_text(
+      "$ uname -r\n5.15.153.1-microsoft-standard-WSL2\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"));
+  EXPECT_EQ(find(r, "wsl.no-gpu-support"), nullptr);
   r = explain(snapshot_from_text("4.4.0-19041-Microsoft\n"));  // WSL 1 is one
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].id, "wsl.no-gpu-support");
