@@ -19,6 +19,7 @@
 //    nvidia.com/gpu:     0
 #include "catalog/cuda_errors.h"
 #include "explain/parse.h"
+#include "util/substring_index.h"
 
 namespace gd {
 namespace {
@@ -34,6 +35,11 @@ std::string field_after(std::string_view line, size_t at, size_t key_len) {
 
 bool parse_container_line(std::string_view line, std::string_view lowered, int line_no,
                           TextParse* p) {
+  // Most lines hold none of these: one pass over the line rules them out.
+  static const SubstringIndex kAny(
+      {"compatibility mode is unavailable", "nvidia.com/gpu:", "unsupported cuda version",
+       "could not select device driver", "nvidia-container-cli", "nvidia-container-runtime"});
+  if (kAny.first_in(lowered) < 0) return false;
   // The banner's second line; an empty version means the script found no
   // driver version at all (no driver mounted in).
   if (size_t at = lowered.find("was detected and compatibility mode is unavailable");

@@ -29,6 +29,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "explain/parse.h"
+#include "util/substring_index.h"
 
 namespace gd {
 namespace {
@@ -130,8 +131,12 @@ const Phrase kPhrases[] = {
 // Driver API names are "cu" and a capital (cuCtx..., cuTensorMap...); the
 // runtime's (cuda...) and the libraries' (cublas...) are other mismatches.
 std::string missing_driver_symbol(std::string_view line, std::string_view lowered) {
-  for (std::string_view form :
-       {"undefined symbol: ", "procedure entry point ", "symbol lookup for "}) {
+  static constexpr std::string_view kForms[] = {"undefined symbol: ", "procedure entry point ",
+                                                "symbol lookup for "};
+  // One pass rules out the many lines that hold none of them.
+  static const SubstringIndex kAny({std::begin(kForms), std::end(kForms)});
+  if (kAny.first_in(lowered) < 0) return {};
+  for (std::string_view form : kForms) {
     size_t at = lowered.find(form);
     if (at == std::string_view::npos) continue;
     std::string_view name = ident_at(line, at + form.size());
