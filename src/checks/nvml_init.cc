@@ -75,6 +75,17 @@ std::vector<Finding> check_nvml_init(const Snapshot& s, const Config&) {
                 "sudo dmesg | grep -i -e nvrm -e nvidia"};
     return {f, ok_hang};
   }
+  if (n.library_loaded.empty() && s.driver.wsl.detected) {
+    // Under WSL the Windows driver brings NVML (facts §13); check `wsl` says why it is not there.
+    Finding f = failed(s,
+                       "The NVML library cannot be loaded; under WSL it is the Windows driver's, "
+                       "in /usr/lib/wsl/lib (see the wsl.* findings).",
+                       Severity::kWarn);
+    if (!n.dlopen_error.empty()) f.evidence.push_back("dlopen: " + n.dlopen_error);
+    f.remedy = {
+        "ls /usr/lib/wsl/lib   # libnvidia-ml.so.1 comes with the NVIDIA driver on Windows"};
+    return {f, ok_hang};
+  }
   if (n.library_loaded.empty()) {
     Finding f = failed(s,
                        driver ? "The NVML library (libnvidia-ml.so.1) cannot be loaded although "
