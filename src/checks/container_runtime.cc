@@ -15,7 +15,7 @@ std::vector<Finding> check_container_runtime(const Snapshot& s, const Config&) {
   std::vector<std::string> no_runtime, unknown;
   for (const auto& r : s.reported) {
     if (r.kind != "container-runtime") continue;
-    std::string ref = "line " + std::to_string(r.line_no) + ": " + r.line.substr(0, 300);
+    std::string ref = line_ref(r);
     if (r.text.rfind("could not select device driver", 0) == 0) no_runtime.push_back(ref);
     if (r.text.rfind("unknown device", 0) == 0) unknown.push_back(ref);
   }

@@ -86,7 +86,7 @@ std::vector<Finding> check_device_ordinal(const Snapshot& s, const Config&) {
   f.evidence.push_back(seen->how);
   for (const auto& r : s.reported) {
     if (r.code == 101 && f.evidence.size() < 5) {
-      f.evidence.push_back("line " + std::to_string(r.line_no) + ": " + r.line.substr(0, 300));
+      f.evidence.push_back(line_ref(r));
     }
   }
   f.remedy = {

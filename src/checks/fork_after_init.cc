@@ -13,7 +13,7 @@ std::vector<Finding> check_fork_after_init(const Snapshot& s, const Config&) {
   std::vector<std::string> lines;
   for (const auto& r : s.reported) {
     if (r.kind == "fork-after-init") {
-      lines.push_back("line " + std::to_string(r.line_no) + ": " + r.line.substr(0, 300));
+      lines.push_back(line_ref(r));
     }
   }
   if (lines.empty()) {

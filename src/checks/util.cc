@@ -112,6 +112,10 @@ const ServiceInfo* find_service(const Snapshot& s, const std::string& name) {
   return nullptr;
 }
 
+std::string line_ref(const ReportedError& r) {
+  return "line " + std::to_string(r.line_no) + ": " + r.line.substr(0, 300);
+}
+
 const std::string* env_var(const Snapshot& s, const std::string& name) {
   auto it = s.env.vars.find(name);
   return it == s.env.vars.end() ? nullptr : &it->second;

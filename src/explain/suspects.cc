@@ -221,10 +221,6 @@ bool has_reported(const Snapshot& s, const std::string& kind) {
                      [&](const ReportedError& r) { return r.kind == kind; });
 }
 
-std::string line_ref(const ReportedError& r) {
-  return "line " + std::to_string(r.line_no) + ": " + r.line.substr(0, 300);
-}
-
 // A signal and the pasted lines that show it.
 struct Signal {
   std::string key;
