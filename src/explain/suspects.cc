@@ -13,6 +13,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
+#include "checks/checks.h"
 #include "checks/util.h"
 #include "explain/parse.h"
 
@@ -353,6 +354,18 @@ std::vector<Signal> signals(const Snapshot& s) {
   return out;
 }
 
+// The ids of the checks that read the Linux driver's own traces.
+const std::set<std::string>& linux_driver_ids() {
+  static const std::set<std::string> kIds = [] {
+    std::set<std::string> ids;
+    for (const CheckEntry& c : all_checks()) {
+      if (c.linux_driver) ids.insert(c.ids.begin(), c.ids.end());
+    }
+    return ids;
+  }();
+  return kIds;
+}
+
 // What else in the text speaks for (+) or against (-) a candidate.
 int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* lines) {
   auto cite = [&](const char* kind) {
@@ -411,14 +424,10 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
       w += 2;
     }
   }
-  // Under WSL no Linux module, /dev/nvidia* or nvidia_uvm is meant to exist.
-  static const std::set<std::string> kLinuxDriverIds = {
-      "driver.not-loaded",   "driver.module-load-failed",
-      "driver.nouveau",      "devnodes.missing",
-      "uvm.missing",         "uvm.hmm",
-      "driver.after-suspend"};
+  // Under WSL no Linux module, /dev/nvidia* or nvidia_uvm is meant to exist:
+  // the causes of the checks that read them (registry.cc's kLinuxDriver).
   if ((has_reported(s, "wsl1-kernel") || has_reported(s, "wsl-hint")) &&
-      kLinuxDriverIds.count(id) != 0) {
+      linux_driver_ids().count(id) != 0) {
     lines->push_back("WSL: the Windows driver serves the GPU; no Linux kernel module runs there");
     w -= 2;
   }
