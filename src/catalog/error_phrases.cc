@@ -51,6 +51,13 @@ const std::vector<ErrorPhrase>& error_phrases() {
     // module it built; its own sentence lists the usual reasons.
     {{"unable to load the kernel module 'nvidia.ko'"}, "installer:load-failed",
      "the driver installer could not load nvidia.ko", "b-gpu-driver-container-44-secure-boot-sign"},
+    // Docker asked for --runtime=nvidia by a daemon that has no such runtime
+    // (nvidia-ctk runtime configure never ran for it, e.g. the Docker snap).
+    {{"unknown or invalid runtime name: nvidia"}, "container:no-nvidia-runtime",
+     "the Docker daemon knows no runtime named nvidia", "d-gen-docker-snap-nvidia-runtime"},
+    // Ollama's GPU discovery dropping GPUs whose driver is older than its CUDA build needs.
+    {{"nvidia driver too old"}, "driver:too-old", "the NVIDIA driver is older than the program needs",
+     "d-gen-ollama-p40-driver-535"},
     // The toolkit's stub libcuda on the library path.
     {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
      "a-stub-numba-ld-library-path"},

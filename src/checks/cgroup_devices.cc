@@ -10,6 +10,7 @@
 #include <charconv>
 
 #include "checks/checks.h"
+#include "checks/devnode_access.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
 
@@ -75,14 +76,37 @@ struct Need {
   std::string bdf;
 };
 
+// cgroup v2: the filter is an eBPF program that cannot be read from here,
+// but access(2) runs it and answers EPERM (DevNode::kernel_refused). A
+// container whose filter was rebuilt without the nodes (systemd
+// daemon-reload with the runtime's rules not in the unit) shows this.
+Finding ebpf_denied(const Snapshot& s, const std::vector<const DevNode*>& nodes) {
+  Finding f = make_finding("cgroup.device-denied", Severity::kFail,
+                           "The device cgroup's eBPF filter refuses this process " +
+                               std::to_string(nodes.size()) + " NVIDIA device node(s).");
+  for (const DevNode* n : nodes) f.evidence.push_back(describe_node(*n));
+  if (!s.limits.cgroup_path.empty()) f.evidence.push_back("cgroup: " + s.limits.cgroup_path);
+  f.remedy = {"restart the container (or pod): its runtime installs the device rules anew",
+              "so that a systemctl daemon-reload cannot drop them again: sudo nvidia-ctk system "
+              "create-dev-char-symlinks --create-all   # the /dev/char links systemd needs"};
+  return f;
+}
+
 }  // namespace
 
 std::vector<Finding> check_cgroup_devices(const Snapshot& s, const Config&) {
   constexpr const char* kId = "cgroup.device-denied";
   if (!s.container.devices_cgroup_known) {
-    return not_applicable(kId,
-                          "The device cgroup's rules are not readable here (cgroup v2 uses "
-                          "an eBPF filter).");
+    std::vector<const DevNode*> refused;
+    for (const auto& n : s.devnodes) {
+      if (node_refusal(s, n) == NodeRefusal::kDeviceCgroup) refused.push_back(&n);
+    }
+    if (refused.empty()) {
+      return not_applicable(kId,
+                            "The device cgroup's rules are not readable here (cgroup v2 uses "
+                            "an eBPF filter), and access(2) was refused no NVIDIA node.");
+    }
+    return {ebpf_denied(s, refused)};
   }
   std::vector<Rule> rules;
   for (const auto& line : s.container.devices_allow) {

@@ -1,10 +1,10 @@
 // devnodes.missing / devnodes.permission: CUDA opens /dev/nvidiactl and one
 // /dev/nvidiaN per GPU (N = the device minor, nvidia-facts.md §7.5). Missing
-// nodes or nodes this user may not open stop it. /dev/nvidia-uvm is judged
-// by uvm.missing; its permission is judged here.
-#include <cstdio>
-
+// nodes or nodes whose mode bits leave this user out stop it. /dev/nvidia-uvm
+// is judged by uvm.missing; its permission is judged here. A node refused
+// beyond its mode bits is devnode-security's or cgroup-devices' to report.
 #include "checks/checks.h"
+#include "checks/devnode_access.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
 
@@ -26,24 +26,6 @@ std::vector<Wanted> wanted_nodes(const Snapshot& s) {
     out.push_back({"/dev/nvidia" + std::to_string(k.minor), k.minor, k.bdf});
   }
   return out;
-}
-
-std::string mode_text(uint32_t mode) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%04o", mode & 07777);
-  return buf;
-}
-
-std::string describe_node(const DevNode& n) {
-  return n.path + ": mode " + mode_text(n.mode) + " owner uid " + std::to_string(n.owner_uid) +
-         " gid " + std::to_string(n.owner_gid) + (n.error.empty() ? "" : " (" + n.error + ")");
-}
-
-std::string groups_text(const Snapshot& s) {
-  std::vector<std::string> g;
-  for (uint32_t x : s.limits.groups) g.push_back(std::to_string(x));
-  return "this process: uid " + std::to_string(s.limits.euid) + ", groups " +
-         (g.empty() ? std::string("none") : join(g, ","));
 }
 
 Finding missing_finding(const Snapshot& s, const std::vector<Wanted>& missing) {
@@ -96,7 +78,7 @@ Finding permission_finding(const Snapshot& s, const std::vector<const DevNode*>&
     if (n->owner_gid != 0) gid = n->owner_gid;
     if ((n->mode & 0060) == 0060) group_rw = true;
   }
-  f.evidence.push_back(groups_text(s));
+  f.evidence.push_back(process_groups_text(s));
   auto mode = s.driver.params.find("DeviceFileMode");
   if (mode != s.driver.params.end()) {
     f.evidence.push_back("/proc/driver/nvidia/params: DeviceFileMode: " + mode->second);
@@ -155,19 +137,29 @@ std::vector<Finding> check_devnodes(const Snapshot& s, const Config&) {
 
   std::vector<const DevNode*> denied;
   std::vector<std::string> denied_gpus;
+  size_t refused_elsewhere = 0;
   for (size_t i = 0; i < present.size(); ++i) {
-    if (!present[i]->can_open) {
+    NodeRefusal why = node_refusal(s, *present[i]);
+    if (why == NodeRefusal::kModeBits) {
       denied.push_back(present[i]);
       if (!present_gpus[i].empty()) denied_gpus.push_back(present_gpus[i]);
+    } else if (why != NodeRefusal::kNone) {
+      ++refused_elsewhere;
     }
   }
   if (present.empty()) {
     out.push_back(make_finding(kPermission, Severity::kNotApplicable,
                                "No NVIDIA device node exists to test."));
   } else if (denied.empty()) {
-    out.push_back(make_finding(kPermission, Severity::kOk,
-                               "This user can open all " + std::to_string(present.size()) +
-                                   " NVIDIA device node(s) CUDA needs."));
+    out.push_back(make_finding(
+        kPermission, Severity::kOk,
+        refused_elsewhere == 0
+            ? "This user can open all " + std::to_string(present.size()) +
+                  " NVIDIA device node(s) CUDA needs."
+            : "The mode bits let this user open all " + std::to_string(present.size()) +
+                  " NVIDIA device node(s); the kernel refuses " +
+                  std::to_string(refused_elsewhere) +
+                  " beyond them (see devnode-security and cgroup-devices)."));
   } else {
     out.push_back(permission_finding(s, denied, denied_gpus));
   }

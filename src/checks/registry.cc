@@ -34,6 +34,8 @@ const std::vector<CheckEntry>& all_checks() {
     {"after-suspend", "CUDA is not broken by a suspend/resume", {"driver.after-suspend"}, check_after_suspend, {"driver", "cuda"}, kLinuxDriver},
     {"wsl", "under WSL, Windows gives the GPU and its libraries to Linux", {"wsl.no-gpu-support", "wsl.libs-missing", "wsl.libs-shadowed"}, check_wsl, {"driver", "cuda"}},
     {"devnodes", "/dev/nvidia* nodes exist and this user can open them", {"devnodes.missing", "devnodes.permission"}, check_devnodes, {"driver", "devnodes", "limits", "container"}, kLinuxDriver},
+    {"driver-regression", "the driver is no build with a known regression", {"driver.known-regression"}, check_driver_regression, {"nvml"}},  // in explain, a version from nvidia-smi or prose
+    {"devnode-security", "no security module or user namespace refuses the GPU nodes", {"devnodes.selinux-denied", "devnodes.rootless-denied"}, check_devnode_security, {"devnodes", "limits", "container"}, kLinuxDriver},
     {"fabric-manager", "NVSwitch systems run a matching fabric manager", {"fabric-manager.not-running"}, check_fabric_manager, {"pci", "driver", "services", "devnodes", "nvml", "cuda"}},
     {"container-gpus", "a container was given GPUs", {"container.no-gpus"}, check_container_gpus, {"container", "devnodes", "pci", "driver", "env"}},
     {"container-capabilities", "NVIDIA_DRIVER_CAPABILITIES includes compute and utility", {"container.capabilities"}, check_container_caps, {"container", "env", "cuda"}},

@@ -43,6 +43,8 @@ int cuda_user_error(const Snapshot& s);
 const ModuleInfo* find_module(const Snapshot& s, const std::string& name);
 const DevNode* find_devnode(const Snapshot& s, const std::string& path);
 const ServiceInfo* find_service(const Snapshot& s, const std::string& name);
+// The snapshot was read from pasted text (explain), not from a machine.
+inline bool from_pasted_text(const Snapshot& s) { return s.root.empty(); }
 // A line explain read, as evidence: "line 12: <the line>" (at most 300 bytes of it).
 std::string line_ref(const ReportedError& r);
 // Environment value, or nullptr when unset.

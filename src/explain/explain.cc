@@ -5,6 +5,7 @@
 #include "explain/explain.h"
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 
 #include "catalog/findings.h"
@@ -124,12 +125,60 @@ Snapshot snapshot_from_text(std::string_view raw) {
   return s;
 }
 
+namespace {
+
+// A line a program printed as a warning and went on after: Python's
+// UserWarning (PyTorch's "CUDA initialization: ..."), glog's W prefix
+// ("W0812 11:02:51.856 ..."), c10's "[W ...]".
+bool warning_line(std::string_view line) {
+  std::string_view t = trim(line);
+  if (t.find("UserWarning") != std::string_view::npos || t.starts_with("warnings.warn(")) {
+    return true;
+  }
+  auto digit = [&](size_t i) {
+    return i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) != 0;
+  };
+  if (t.starts_with("[W ")) return true;                 // [W CUDAFunctions.cpp:108]
+  if (t.starts_with("[W")) return digit(2) && digit(5);  // [W1205 12:00:00.000 ...]
+  return t.starts_with("W") && digit(1) && digit(4);     // W0812 11:02:51.856630
+}
+
+// The text's only CUDA error is PyTorch's "Found no NVIDIA driver" (the
+// driver version is 0), printed as a warning the program went on after:
+// what any machine without an NVIDIA GPU prints when it falls back to the
+// CPU. A warning, then, not a failure; another code means a driver exists.
+bool only_warned_of_no_driver(const Snapshot& s) {
+  bool no_driver = std::any_of(s.cuda.runs.begin(), s.cuda.runs.end(), [](const CudaRun& r) {
+    return r.label == "user" && r.driver_version_rc == 0 && r.driver_version == 0 &&
+           r.cudart_rc == 35;
+  });
+  if (!no_driver) return false;
+  bool any = false;
+  for (const auto& r : s.reported) {
+    if (r.kind != "cuda-runtime" && r.kind != "cuda-driver") continue;
+    if (!warning_line(r.line)) return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
 Report explain_snapshot(const Snapshot& s, const Config& c) {
   std::vector<const CheckEntry*> runnable;
   for (const auto& entry : all_checks()) {
     if (needs_observed(entry, s)) runnable.push_back(&entry);
   }
   Report checked = run_checks(s, c, runnable);
+  if (only_warned_of_no_driver(s)) {
+    for (auto& f : checked.findings) {
+      if (f.id != "cuda.init-failed" || f.severity != Severity::kFail) continue;
+      f.severity = Severity::kWarn;
+      f.summary +=
+          " The program printed it as a warning and went on without the GPU: on a machine "
+          "without an NVIDIA GPU that is expected.";
+    }
+  }
   // A check that judged (ok or a problem) decides its id; one that found its
   // data missing from the text (n/a) leaves the id to the possible causes.
   std::set<std::string> decided;

@@ -19,6 +19,9 @@
 //   Setting NCCL_P2P_DISABLE=1 did workaround but got really low speed.
 //   >>> torch.cuda.is_available()
 //   False
+//   $ podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi -L   (rootless unless sudo)
+//   type=AVC msg=audit(...): avc:  denied  { read write } ... path="/dev/nvidia0" ...
+//   Target Context                system_u:object_r:xserver_misc_device_t:s0
 #include <algorithm>
 #include <cctype>
 #include <vector>
@@ -65,6 +68,8 @@ std::string_view command_of(std::string_view t) {
 // runtime, no CDI or device-node flag.
 bool runs_without_gpus(std::string_view lowered) {
   if (!icontains(lowered, "docker run") && !icontains(lowered, "podman run")) return false;
+  // Docker's own "See 'docker run --help'." under an error is no run.
+  if (icontains(lowered, "run --help")) return false;
   // nvidia-docker (1.x and 2.x's wrapper) runs with the NVIDIA runtime itself.
   for (std::string_view asks : {"--gpus", "--runtime=nvidia", "--runtime nvidia", "nvidia.com/gpu",
                                 "/dev/nvidia", "nvidia_visible_devices", "nvidia-docker"}) {
@@ -131,7 +136,12 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "@desktop-",
                                       "modprobe",
                                       "no mig devices found",
-                                      "nouveau"};
+                                      "nouveau",
+                                      "rootless",
+                                      "--userns",
+                                      "docker.sock",
+                                      "avc:",
+                                      "xserver_misc_device_t"};
 
 bool says_absent(std::string_view lowered) {
   for (std::string_view w : {"no such file", "not found", "cannot open", "could not open",
@@ -162,6 +172,67 @@ bool has_windows_host_prompt(std::string_view lowered) {
   size_t n = 0;
   while (i + n < lowered.size() && std::isalnum(static_cast<unsigned char>(lowered[i + n]))) ++n;
   return n == 7 && i + n < lowered.size() && lowered[i + n] == ':';
+}
+
+// Podman run by a user without sudo is rootless (a user namespace); so is
+// a Docker daemon on the user's own socket (/run/user/<uid>/docker.sock,
+// $XDG_RUNTIME_DIR/docker.sock in Docker's rootless guide).
+bool says_rootless(std::string_view lowered) {
+  if (icontains(lowered, "rootless") || icontains(lowered, "--userns")) return true;
+  if ((icontains(lowered, "/run/user/") || icontains(lowered, "$xdg_runtime_dir")) &&
+      icontains(lowered, "docker.sock")) {
+    return true;
+  }
+  size_t at = lowered.find("podman run");
+  return at != std::string_view::npos &&
+         lowered.substr(0, at).find("sudo") == std::string_view::npos &&
+         !lowered.starts_with("#") && lowered.find("root@") == std::string_view::npos;
+}
+
+// SELinux refusing a device node: an AVC denial naming /dev/nvidia*, or the
+// type Fedora's and RHEL's policy give the nodes (xserver_misc_device_t),
+// which setroubleshoot's report shows as the target.
+bool says_selinux_denied(std::string_view lowered) {
+  if (icontains(lowered, "xserver_misc_device_t")) return true;
+  return icontains(lowered, "avc:") && icontains(lowered, "denied") && icontains(lowered, "nvidia");
+}
+
+// "NVidia driver 535.54.03", "driver version 331.38", "driver: 560.35.03":
+// a driver version named in prose, which nvidia-smi's header would give.
+// The number must look like one (a 3-digit branch, then 2-3 digits).
+std::string prose_driver_version(std::string_view lowered) {
+  size_t at = lowered.find("driver");
+  if (at == std::string_view::npos || lowered.find("driver version:") != std::string_view::npos) {
+    return "";
+  }
+  std::string_view rest = lowered.substr(at + 6);
+  if (rest.starts_with("s")) rest.remove_prefix(1);
+  for (std::string_view skip : {" version", " ver.", " ver"}) {
+    if (rest.starts_with(skip)) {
+      rest.remove_prefix(skip.size());
+      break;
+    }
+  }
+  while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':' || rest.front() == '=')) {
+    rest.remove_prefix(1);
+  }
+  size_t n = 0;
+  auto digits = [&](size_t min, size_t max) {
+    size_t start = n;
+    while (n < rest.size() && std::isdigit(static_cast<unsigned char>(rest[n])) && n - start < max)
+      ++n;
+    return n - start >= min &&
+           (n >= rest.size() || !std::isdigit(static_cast<unsigned char>(rest[n])));
+  };
+  if (!digits(3, 3) || n >= rest.size() || rest[n] != '.') return "";
+  ++n;
+  if (!digits(2, 3)) return "";
+  if (n + 1 < rest.size() && rest[n] == '.' &&
+      std::isdigit(static_cast<unsigned char>(rest[n + 1]))) {
+    ++n;
+    if (!digits(1, 3)) return "";
+  }
+  return std::string(rest.substr(0, n));
 }
 
 bool has_hint_word(std::string_view lowered) {
@@ -221,6 +292,20 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
   // A prompt on a Windows-named host, before any command on its line.
   if (words && has_windows_host_prompt(lowered)) {
     add_reported(p, "wsl-hint", -1, "a prompt on a Windows host name (WSL)", line, line_no);
+    hit = true;
+  }
+  if (std::string v = prose_driver_version(lowered); !v.empty()) {
+    // Where nvidia-smi's header would put it: NVML's driver version.
+    NvmlInfo& n = text_nvml(p);
+    if (!n.driver_version.ok()) n.driver_version = {v, 0};
+    hit = true;
+  }
+  if (words && says_rootless(lowered)) {
+    add_reported(p, "rootless-hint", -1, "a rootless container (a user namespace)", line, line_no);
+    hit = true;
+  }
+  if (words && says_selinux_denied(lowered)) {
+    add_reported(p, "selinux-denial", -1, "SELinux denies an NVIDIA device node", line, line_no);
     hit = true;
   }
   if (words && runs_without_gpus(lowered)) {

@@ -42,7 +42,7 @@ const std::vector<Rule> kRules = {
   // container given no GPU, every GPU failed. An invalid entry first: the
   // corpus's prior (docs/explain.md "Priors").
   {"cuda:100", {"visible-devices.invalid", "visible-devices.hides-all", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},
-  {"cuda:304", {"devnodes.permission", "cgroup.device-denied"}},               // §3
+  {"cuda:304", {"devnodes.permission", "cgroup.device-denied", "devnodes.rootless-denied", "devnodes.selinux-denied"}},  // §3, §7.6
   {"cuda:802", {"fabric-manager.not-running"}},                                // §3, §10
   {"cuda:803", {"cuda.compat-mismatch", "driver.library-mismatch", "container.driver-mismatch"}},  // §3, §10
   {"cuda:804", {"cuda.compat-unsupported"}},                                   // §3, §10
@@ -66,6 +66,8 @@ const std::vector<Rule> kRules = {
   // The phrase table (catalog/error_phrases.cc), each row from a thread.
   {"container:no-driver",   {"container.no-gpus", "container.capabilities", "driver.not-loaded"}},
   {"container:no-nvml",     {"container.runtime-not-configured", "container.no-gpus"}},
+  {"container:no-nvidia-runtime", {"container.runtime-not-configured"}},        // §6.3
+  {"driver:too-old",        {"driver.too-old-for-cuda"}},                      // §5.1
   {"container:rpc-timeout", {"persistence-mode.off"}},
   {"nccl:shm",              {"container.shm-too-small"}},                      // §12.1
   {"uvm-node-missing",      {"uvm.missing"}},                                  // §7.5
@@ -84,7 +86,13 @@ const std::vector<Rule> kRules = {
   {"container-no-gpu-flag", {"container.no-gpus"}},
   // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
   {"nvml:9",   {"driver.not-loaded", "driver.nouveau", "driver.module-load-failed", "driver.gpu-unsupported"}},
-  {"nvml:4",   {"devnodes.permission"}},                                       // §4.1
+  // §4.1, §7.6: the nodes' mode bits, a rootless container's lost group,
+  // SELinux: each refuses the open NVML makes.
+  {"nvml:4",   {"devnodes.permission", "devnodes.rootless-denied", "devnodes.selinux-denied"}},
+  {"devnodes-permission", {"devnodes.permission", "devnodes.rootless-denied", "devnodes.selinux-denied"}},
+  {"selinux-denial",      {"devnodes.selinux-denied"}},                        // §7.6
+  // §7.6: a rootless runtime's hook may neither load modules nor make nodes.
+  {"rootless-hook",       {"uvm.missing", "devnodes.missing"}},
   {"nvml:12",  {"driver.not-loaded"}},                                         // §4.1
   {"nvml:15",  {"gpu.fallen-off-bus"}},                                        // §4.1, §10
   {"nvml:16",  {"gpu.reset-required"}},                                        // §4.1
@@ -205,6 +213,10 @@ const std::vector<Help> kHelp = {
    "ls /usr/lib/wsl/lib; ldconfig -p | grep libcuda   # or `gpudoctor check`"},
   {"wsl.libs-shadowed", {"remove the Linux NVIDIA driver packages inside WSL (libnvidia-compute-*, nvidia-driver-*), then sudo ldconfig"},
    "ldconfig -p | grep libcuda   # every entry outside /usr/lib/wsl/lib comes from a Linux driver; or `gpudoctor check`"},
+  {"devnodes.rootless-denied", {"podman run --group-add keep-groups --device nvidia.com/gpu=all ...   # keeps your host groups (video) in the container; needs crun"},
+   "ls -l /dev/nvidia* inside the container   # nodes owned by nobody/nogroup (65534) and not world-usable; or `gpudoctor check` inside it"},
+  {"devnodes.selinux-denied", {"sudo setsebool -P container_use_devices on   # lets containers use the device nodes they are given; or run with --security-opt label=disable"},
+   "sudo ausearch -m avc -ts recent | grep nvidia; getenforce   # or `gpudoctor check`, which asks the kernel for each node"},
   {"nvml.init-failed", {"reinstall the driver's user-space part (nvidia-utils / libnvidia-compute of the loaded branch)"},
    "sudo dmesg | grep -i nvrm; `gpudoctor check`, which runs NVML in a child it can watch"},
 };
@@ -295,8 +307,9 @@ std::vector<Signal> signals(const Snapshot& s) {
   }
   // A missing device node is itself a cause CUDA names only by 999 or 100
   // (facts §7.5: without /dev/nvidia-uvm, CUDA error 999).
-  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag",
-                           "uvm-node-missing", "devnodes-missing", "driver-proc-missing"}) {
+  for (const char* kind :
+       {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag", "uvm-node-missing",
+        "devnodes-missing", "driver-proc-missing", "devnodes-permission", "selinux-denial"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
   }
   for (const auto& r : s.reported) {
@@ -327,6 +340,11 @@ std::vector<Signal> signals(const Snapshot& s) {
     } else if (r.text.rfind("nvml error", 0) == 0 && r.code > 0) {
       add_signal(&out, "nvml:" + std::to_string(r.code), {line_ref(r)});
     }
+  }
+  // A container runtime's hook that failed in a rootless runtime.
+  if (has_reported(s, "rootless-hint") && has_reported(s, "container-runtime")) {
+    add_signal(&out, "rootless-hook",
+               reported_lines(s, {"container-runtime", "rootless-hint"}, -1));
   }
   for (const auto& e : s.kernel_log.events) {
     if (e.kind == "nvrm") add_signal(&out, "nvrm:" + e.type, {e.line});
@@ -445,6 +463,12 @@ int weigh(const Snapshot& s, const std::string& id, std::vector<std::string>* li
   if (id == "devnodes.permission" && has_reported(s, "devnodes-permission")) {
     cite("devnodes-permission");
     w += 2;
+  }
+  // In a user namespace the nodes' owner is unmapped: their group no longer
+  // admits the user, whatever ls showed on the host (§7.6).
+  if (id == "devnodes.rootless-denied" && has_reported(s, "rootless-hint")) {
+    cite("rootless-hint");
+    w += 3;
   }
   if (id == "driver.nouveau" && has_reported(s, "nouveau")) {
     cite("nouveau");

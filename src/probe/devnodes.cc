@@ -2,6 +2,10 @@
 // are character devices with the right numbers, and whether this process may
 // open them for reading and writing (judged from the mode bits against
 // credentials_at(): this process, or a recorded tree's /proc/self/status).
+// On the live machine a node the mode bits allow is then asked of the
+// kernel with access(2), which also runs the device cgroup and the security
+// module (SELinux) without opening the device: a refusal there is recorded
+// as kernel_refused. Opening it would wake the GPU, and may hang with it.
 //
 // Nodes looked at: /dev/nvidiactl, every /dev/nvidia[0-9]+ (plus, absent,
 // each /dev/nvidiaN the driver announces as "Device Minor: N" in
@@ -15,6 +19,8 @@
 //
 //   char 195:0 0666 0:0
 //   ^type ^major:minor ^mode (octal) ^uid:gid
+//   char 195:255 0666 0:0 refused=EACCES
+//                         ^the kernel refused it beyond the mode bits
 //
 // type is "char" or "block". The same format is described in
 // tests/roots/README.md. A real device node under a recorded root is read as
@@ -22,6 +28,7 @@
 // existing non-device with the parse error.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -84,6 +91,18 @@ void fill_from_stat(const struct stat& st, const Credentials& creds, DevNode* n)
   n->can_open = n->is_char_device && can_open_rw(n->mode, n->owner_uid, n->owner_gid, creds);
 }
 
+// access(2) checks with the real ids, so it is asked only when they are the
+// effective ones too; glibc's faccessat(AT_EACCESS) may judge the mode bits
+// alone on kernels before 5.8.
+void ask_kernel(const std::string& path, DevNode* n) {
+  if (!n->can_open || ::getuid() != ::geteuid() || ::getgid() != ::getegid()) return;
+  if (::access(path.c_str(), R_OK | W_OK) == 0) return;
+  int err = errno;
+  if (err != EACCES && err != EPERM) return;
+  n->can_open = false;
+  n->kernel_refused = err == EACCES ? "EACCES" : "EPERM";
+}
+
 DevNode read_node(const RootFs& fs, const std::string& path, const Credentials& creds,
                   ProbeNotes* notes) {
   DevNode n;
@@ -95,6 +114,7 @@ DevNode read_node(const RootFs& fs, const std::string& path, const Credentials& 
   }
   if (fs.live() || !S_ISREG(st->st_mode)) {
     fill_from_stat(*st, creds, &n);
+    if (fs.live()) ask_kernel(path, &n);
     return n;
   }
   n.exists = true;
@@ -112,6 +132,10 @@ DevNode read_node(const RootFs& fs, const std::string& path, const Credentials& 
   n.owner_uid = rec->uid;
   n.owner_gid = rec->gid;
   n.can_open = n.is_char_device && can_open_rw(n.mode, n.owner_uid, n.owner_gid, creds);
+  if (!rec->refused.empty() && n.can_open) {
+    n.can_open = false;
+    n.kernel_refused = rec->refused;
+  }
   return n;
 }
 
@@ -127,7 +151,11 @@ std::optional<std::pair<uint32_t, uint32_t>> parse_pair(std::string_view s, char
 }  // namespace
 
 bool can_open_rw(uint32_t mode, uint32_t owner_uid, uint32_t owner_gid, const Credentials& c) {
-  if (c.euid == 0) return true;  // CAP_DAC_OVERRIDE
+  // CAP_DAC_OVERRIDE; in a user namespace only over nodes whose owner is
+  // mapped into it, and an unmapped owner shows as the overflow id.
+  bool owner_mapped = !c.user_namespace || (owner_uid != SecurityInfo::kOverflowId &&
+                                            owner_gid != SecurityInfo::kOverflowId);
+  if (c.euid == 0 && owner_mapped) return true;
   // The kernel uses exactly one class: owner, else group, else other.
   if (c.euid == owner_uid) return (mode & 0600) == 0600;
   bool in_group = c.egid == owner_gid ||
@@ -136,13 +164,20 @@ bool can_open_rw(uint32_t mode, uint32_t owner_uid, uint32_t owner_gid, const Cr
   return (mode & 0006) == 0006;
 }
 
-// "char 195:0 0666 0:0", "char 510:1 0666 0:44", "block 8:0 0660 0:6"
+// "char 195:0 0666 0:0", "char 510:1 0666 0:44", "block 8:0 0660 0:6",
+// "char 195:255 0666 0:0 refused=EACCES"
 Result<RecordedNode> parse_recorded_node(std::string_view text) {
   auto f = split_ws(trim(text));
   auto bad = [&]() {
     return Error{"not a recorded device node ('" + printable(trim(text), 64) +
-                 "', want 'char MAJOR:MINOR MODE UID:GID')"};
+                 "', want 'char MAJOR:MINOR MODE UID:GID [refused=EACCES|EPERM]')"};
   };
+  std::string refused;
+  if (f.size() == 5) {
+    if (f[4] != "refused=EACCES" && f[4] != "refused=EPERM") return bad();
+    refused = std::string(f[4].substr(f[4].find('=') + 1));
+    f.pop_back();
+  }
   if (f.size() != 4 || (f[0] != "char" && f[0] != "block")) return bad();
   auto dev = parse_pair(f[1], ':');
   auto mode = parse_octal(f[2]);
@@ -157,12 +192,14 @@ Result<RecordedNode> parse_recorded_node(std::string_view text) {
   n.mode = *mode;
   n.uid = owner->first;
   n.gid = owner->second;
+  n.refused = refused;
   return n;
 }
 
 ProbeRecord probe_devnodes_at(const RootFs& fs, const Credentials& creds, Snapshot* s) {
   ProbeNotes notes;
   s->devnodes.clear();
+  s->security = security_at(fs);
   if (!fs.is_dir("/dev")) {
     notes.unavailable("no /dev");
     return notes.record("devnodes");

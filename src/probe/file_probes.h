@@ -61,12 +61,20 @@ struct Credentials {
   uint32_t egid = 0;
   std::vector<uint32_t> groups;  // supplementary
   uint32_t uid = 0;              // real uid
+  // In a user namespace (a rootless container) root overrides the mode bits
+  // only of nodes whose owner is mapped into it (capable_wrt_inode_uidgid).
+  bool user_namespace = false;
 };
 Credentials process_credentials();
 // /proc/self/status "Uid:", "Gid:" and "Groups:" lines; nullopt when garbled.
 std::optional<Credentials> parse_proc_status_credentials(std::string_view text);
 // *problem: why a recorded /proc/self/status was not used ("" when fine).
 Credentials credentials_at(const RootFs& fs, std::string* problem);
+// /proc/self/uid_map: false for the initial namespace's identity map
+// ("0 0 4294967295"), true for any other map; nullopt when garbled or empty.
+std::optional<bool> parse_uid_map_is_namespace(std::string_view text);
+// SELinux mode, this process's security label and its user namespace.
+SecurityInfo security_at(const RootFs& fs);
 
 struct ProcessRlimits {
   std::optional<uint64_t> as_bytes;  // soft RLIMIT_AS; nullopt = unlimited
@@ -130,6 +138,7 @@ struct RecordedNode {
   uint32_t mode = 0;
   uint32_t uid = 0;
   uint32_t gid = 0;
+  std::string refused;  // "EACCES", "EPERM", "" (see DevNode::kernel_refused)
 };
 Result<RecordedNode> parse_recorded_node(std::string_view text);
 ProbeRecord probe_devnodes_at(const RootFs& fs, const Credentials& creds, Snapshot* s);

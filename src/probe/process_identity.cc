@@ -87,7 +87,9 @@ std::optional<Credentials> parse_proc_status_credentials(std::string_view text) 
   return c;
 }
 
-Credentials credentials_at(const RootFs& fs, std::string* problem) {
+namespace {
+
+Credentials credentials_from(const RootFs& fs, std::string* problem) {
   problem->clear();
   if (fs.live()) return process_credentials();
   auto r = fs.read("/proc/self/status", 64 * 1024);
@@ -95,6 +97,51 @@ Credentials credentials_at(const RootFs& fs, std::string* problem) {
   if (auto c = parse_proc_status_credentials(*r)) return *c;
   *problem = "no Uid/Gid/Groups in /proc/self/status";
   return process_credentials();
+}
+
+}  // namespace
+
+Credentials credentials_at(const RootFs& fs, std::string* problem) {
+  Credentials c = credentials_from(fs, problem);
+  c.user_namespace = security_at(fs).user_namespace;
+  return c;
+}
+
+// "         0          0 4294967295" is the initial namespace; a rootless
+// container shows e.g. "0 1000 1" and "1 100000 65536".
+std::optional<bool> parse_uid_map_is_namespace(std::string_view text) {
+  auto lines = split_lines(trim(text));
+  if (lines.empty()) return std::nullopt;
+  for (auto line : lines) {
+    auto ids = id_list(line);
+    if (!ids || ids->size() != 3) return std::nullopt;
+  }
+  if (lines.size() != 1) return true;
+  auto ids = *id_list(lines[0]);
+  return !(ids[0] == 0 && ids[1] == 0 && ids[2] == UINT32_MAX);
+}
+
+SecurityInfo security_at(const RootFs& fs) {
+  SecurityInfo sec;
+  if (auto e = fs.read_line("/sys/fs/selinux/enforce", 16)) {
+    std::string_view v = trim(*e);
+    sec.selinux = v == "1" ? "enforcing" : v == "0" ? "permissive" : "";
+  }
+  if (auto l = fs.read_line("/proc/self/attr/current", 512)) {
+    std::string_view v = trim(*l);
+    while (!v.empty() && v.back() == '\0') v.remove_suffix(1);
+    sec.label = printable(v, 256);
+  }
+  if (auto m = fs.read("/proc/self/uid_map", 4096)) {
+    sec.user_namespace = parse_uid_map_is_namespace(*m).value_or(false);
+    auto lines = split_lines(trim(*m));
+    if (!lines.empty()) {
+      for (auto w : split_ws(lines[0]))
+        sec.uid_map += (sec.uid_map.empty() ? "" : " ") + std::string(w);
+      sec.uid_map = printable(sec.uid_map, 64);
+    }
+  }
+  return sec;
 }
 
 // /proc/self/status, the address-space lines, in kB:

@@ -209,6 +209,25 @@ struct DevNode {
   uint32_t owner_gid = 0;
   bool can_open = false;  // read+write access for this process's credentials
   std::string error;      // strerror of a failed stat/access, "" when fine
+  // The errno name ("EACCES", "EPERM") with which the kernel refused
+  // access(2) although the mode bits allow it: a security module (SELinux)
+  // says EACCES, the device cgroup EPERM. Live only; a recorded node line
+  // carries it as "refused=EACCES". "" when not refused or not tried.
+  std::string kernel_refused;
+};
+
+// Who the kernel lets open the device nodes beyond their mode bits: the
+// security module's mode and this process's label, and whether it runs in a
+// user namespace (rootless containers), where root's override of the mode
+// bits holds only for nodes whose owner is mapped into the namespace.
+struct SecurityInfo {
+  // The id an unmapped owner shows as in a user namespace (the kernel's
+  // overflowuid and overflowgid, 65534 unless changed).
+  static constexpr uint32_t kOverflowId = 65534;
+  std::string selinux;          // /sys/fs/selinux/enforce: "enforcing", "permissive"; "" none
+  std::string label;            // /proc/self/attr/current, e.g. "system_u:system_r:container_t:s0"
+  bool user_namespace = false;  // /proc/self/uid_map is not the identity of all ids
+  std::string uid_map;          // its first line, spaces collapsed: "0 1000 1"
 };
 
 // --- container ---------------------------------------------------------------
@@ -509,7 +528,7 @@ struct Snapshot {
   std::string tool_version;
   std::string hostname;
   std::string taken_at;  // ISO 8601 UTC
-  std::string root;      // --root used ("/" on a live machine)
+  std::string root;      // --root used ("/" on a live machine); "" read from pasted text (explain)
   double deadline_s = 10;
 
   EnvInfo env;
@@ -519,6 +538,7 @@ struct Snapshot {
   std::vector<PciBridge> pci_bridges;  // bridges above them, sorted by bdf
   IommuInfo iommu;
   std::vector<DevNode> devnodes;
+  SecurityInfo security;
   ContainerInfo container;
   std::vector<ServiceInfo> services;
   std::vector<ProcessInfo> processes;  // NVIDIA-related processes only

@@ -98,7 +98,8 @@ GD_JSON(PciBridge, bdf, vendor_id, device_id, root_bus, parent, numa_node, curre
         acs_error)
 GD_JSON(IommuInfo, known, enabled, groups, passthrough, cmdline_flags)
 GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid, can_open,
-        error)
+        error, kernel_refused)
+GD_JSON(SecurityInfo, selinux, label, user_namespace, uid_map)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
         driver_libraries, shm_bytes, shm_mount)
 GD_JSON(ServiceInfo, name, running, pids, version)
@@ -136,8 +137,8 @@ GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, eve
         ages_to_log_end, gpu_uuids)
 GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
-        pci, pci_bridges, iommu, devnodes, container, services, processes, nvml, cuda, kernel_log,
-        reported, probes, unobserved)
+        pci, pci_bridges, iommu, devnodes, security, container, services, processes, nvml, cuda,
+        kernel_log, reported, probes, unobserved)
 
 #undef GD_JSON
 

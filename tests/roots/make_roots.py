@@ -819,6 +819,43 @@ def container(with_gpus, devices_allowed=False, shm="65536k"):
     return t
 
 
+def container_selinux():
+    """A container on an SELinux host (enforcing), labelled container_t,
+    given the GPUs: the nodes' mode bits allow it, but access(2) answered
+    EACCES (the policy keeps container_t off xserver_misc_device_t)."""
+    t = container(True, devices_allowed=True)
+    t["sys/fs/selinux/enforce"] = "1\n"
+    t["proc/self/attr/current"] = "system_u:system_r:container_t:s0:c380,c597\0"
+    for k in [k for k in t if k.startswith("dev/nvidia")]:
+        t[k] = t[k].rstrip("\n") + " refused=EACCES\n"
+    return t
+
+
+def container_rootless():
+    """Rootless podman (a user namespace mapping root to uid 1000) on a host
+    whose nodes are 0660 root:video: neither owner is mapped in, so the
+    nodes show as 65534:65534 and root here has only their "other" bits."""
+    t = container(True, devices_allowed=True)
+    t["proc/self/uid_map"] = "         0       1000          1\n         1     100000      65536\n"
+    for k in [k for k in t if k.startswith("dev/nvidia")]:
+        t[k] = t[k].replace(" 0666 0:0", " 0660 65534:65534")
+    return t
+
+
+def container_ebpf_denied():
+    """A container on a cgroup v2 host whose eBPF device filter no longer
+    lists the GPU nodes (a systemctl daemon-reload rebuilt it): the rules
+    cannot be read from inside, but access(2) answered EPERM."""
+    t = container(True, devices_allowed=True)
+    del t["sys/fs/cgroup/devices/devices.list"]
+    cg = f"0::/system.slice/docker-{CONTAINER_ID}.scope\n"
+    t["proc/self/cgroup"] = cg
+    t["proc/1/cgroup"] = cg
+    for k in [k for k in t if k.startswith("dev/nvidia")]:
+        t[k] = t[k].rstrip("\n") + " refused=EPERM\n"
+    return t
+
+
 # --- garbage -------------------------------------------------------------------------
 
 
@@ -1124,6 +1161,9 @@ TREES = {
     "wsl2": wsl2,
     "wsl2-no-libs": lambda: wsl2(libs=False),
     "wsl1": wsl1,
+    "container-selinux": container_selinux,
+    "container-rootless": container_rootless,
+    "container-ebpf-denied": container_ebpf_denied,
 }
 
 

@@ -72,6 +72,82 @@ TEST(NodeChecks, DevnodesOkAndNotApplicable) {
   EXPECT_EQ(only(na, "devnodes.permission").severity, Severity::kNotApplicable);
 }
 
+// --- devnodes.selinux-denied, devnodes.rootless-denied ----------------------------------
+
+Snapshot refused_by_kernel(Snapshot s, const char* err) {
+  for (auto& n : s.devnodes) {
+    if (!n.exists) continue;
+    n.can_open = false;
+    n.kernel_refused = err;
+  }
+  return s;
+}
+
+TEST(NodeChecks, SelinuxDeniedNamesTheLabelAndTheBoolean) {
+  Snapshot s = refused_by_kernel(in_docker(ws_4x4090()), "EACCES");
+  s.security.selinux = "enforcing";
+  s.security.label = "system_u:system_r:container_t:s0:c1,c2";
+  auto fs = check_devnode_security(s, kConfig);
+  Finding f = only(fs, "devnodes.selinux-denied");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_NE(f.summary.find("SELinux refuses"), std::string::npos) << f.summary;
+  EXPECT_TRUE(evidence_has(f,
+                           "/dev/nvidiactl: mode 0666 owner uid 0 gid 0, but access(2) "
+                           "answers EACCES"))
+      << describe(f);
+  EXPECT_TRUE(evidence_has(f, "label (/proc/self/attr/current): system_u:system_r:container_t"));
+  EXPECT_TRUE(remedy_has(f, "setsebool -P container_use_devices on"));
+  EXPECT_EQ(only(fs, "devnodes.rootless-denied").severity, Severity::kNotApplicable);
+  // devnodes.permission leaves these nodes to this check.
+  Finding perm = only(check_devnodes(s, kConfig), "devnodes.permission");
+  EXPECT_EQ(perm.severity, Severity::kOk);
+  EXPECT_NE(perm.summary.find("the kernel refuses"), std::string::npos) << perm.summary;
+}
+
+TEST(NodeChecks, SecurityModuleWithoutSelinuxSaysSo) {
+  Snapshot s = refused_by_kernel(ws_4x4090(), "EACCES");
+  Finding f = only(check_devnode_security(s, kConfig), "devnodes.selinux-denied");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_NE(f.summary.find("SELinux or AppArmor"), std::string::npos) << f.summary;
+  EXPECT_FALSE(remedy_has(f, "setsebool"));
+  EXPECT_TRUE(remedy_has(f, "apparmor"));
+}
+
+TEST(NodeChecks, RootlessDeniedWhenTheOwnerIsUnmapped) {
+  Snapshot s = in_docker(ws_4x4090());
+  s.security.user_namespace = true;
+  s.security.uid_map = "0 1000 1";
+  for (auto& n : s.devnodes) {
+    if (!n.exists) continue;
+    n.mode = 0660;
+    n.owner_uid = n.owner_gid = SecurityInfo::kOverflowId;
+    n.can_open = false;
+  }
+  auto fs = check_devnode_security(s, kConfig);
+  Finding f = only(fs, "devnodes.rootless-denied");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "/proc/self/uid_map: 0 1000 1")) << describe(f);
+  EXPECT_TRUE(remedy_has(f, "--group-add keep-groups"));
+  EXPECT_EQ(only(fs, "devnodes.selinux-denied").severity, Severity::kOk);
+  EXPECT_EQ(only(check_devnodes(s, kConfig), "devnodes.permission").severity, Severity::kOk);
+  // The same nodes outside a user namespace are a plain permission problem.
+  s.security.user_namespace = false;
+  EXPECT_EQ(only(check_devnodes(s, kConfig), "devnodes.permission").severity, Severity::kFail);
+  EXPECT_EQ(only(check_devnode_security(s, kConfig), "devnodes.rootless-denied").severity,
+            Severity::kNotApplicable);
+}
+
+TEST(NodeChecks, DevnodeSecurityOkInANamespaceThatCanOpen) {
+  Snapshot s = ws_4x4090();
+  s.security.user_namespace = true;
+  s.security.uid_map = "0 1000 1";
+  auto fs = check_devnode_security(s, kConfig);
+  EXPECT_EQ(only(fs, "devnodes.rootless-denied").severity, Severity::kOk);
+  EXPECT_EQ(only(fs, "devnodes.selinux-denied").severity, Severity::kOk);
+  auto na = check_devnode_security(no_nvidia_machine(), kConfig);
+  EXPECT_EQ(only(na, "devnodes.selinux-denied").severity, Severity::kNotApplicable);
+}
+
 // --- fabric-manager.not-running --------------------------------------------------------
 
 TEST(NodeChecks, FabricManagerNotRunning) {
@@ -228,6 +304,20 @@ TEST(NodeChecks, CgroupAllowsEverythingOrUnknown) {
   s.container.devices_allow.clear();
   EXPECT_EQ(check_cgroup_devices(s, kConfig).at(0).severity, Severity::kFail);
   EXPECT_EQ(check_cgroup_devices(hgx_8xh100(), kConfig).at(0).severity, Severity::kNotApplicable);
+}
+
+TEST(NodeChecks, CgroupV2FilterSeenThroughAccess) {
+  Snapshot s = refused_by_kernel(in_docker(ws_4x4090()), "EPERM");
+  s.container.devices_cgroup_known = false;
+  Finding f = only(check_cgroup_devices(s, kConfig), "cgroup.device-denied");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_NE(f.summary.find("eBPF filter refuses"), std::string::npos) << f.summary;
+  EXPECT_TRUE(evidence_has(f, "but access(2) answers EPERM")) << describe(f);
+  EXPECT_TRUE(remedy_has(f, "create-dev-char-symlinks"));
+  // Neither devnodes.permission nor devnode-security claims them.
+  EXPECT_EQ(only(check_devnodes(s, kConfig), "devnodes.permission").severity, Severity::kOk);
+  EXPECT_EQ(only(check_devnode_security(s, kConfig), "devnodes.selinux-denied").severity,
+            Severity::kOk);
 }
 
 }  // namespace

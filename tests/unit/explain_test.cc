@@ -545,6 +545,57 @@ TEST(ExplainReport, Wsl) {
   EXPECT_EQ(r.findings[0].id, "wsl.no-gpu-support");
 }
 
+TEST(ExplainReport, InsufficientPermissionsInARootlessContainer) {
+  Report rootless = explain(
+      snapshot_from_text("$ podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi -L\n"
+                         "Failed to initialize NVML: Insufficient Permissions\n"));
+  ASSERT_FALSE(rootless.findings.empty());
+  EXPECT_EQ(rootless.findings[0].id, "devnodes.rootless-denied");
+  // With sudo, podman is not rootless: the mode bits come first again.
+  Report rootful = explain(
+      snapshot_from_text("$ sudo podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi -L\n"
+                         "Failed to initialize NVML: Insufficient Permissions\n"));
+  ASSERT_FALSE(rootful.findings.empty());
+  EXPECT_EQ(rootful.findings[0].id, "devnodes.permission");
+  EXPECT_NE(find(rootful, "devnodes.selinux-denied"), nullptr);
+}
+
+TEST(ExplainReport, AnSelinuxDenialOfANode) {
+  Report r = explain(snapshot_from_text(
+      "Failed to initialize NVML: Insufficient Permissions\n"
+      "type=AVC msg=audit(1764669600.123:512): avc:  denied  { read write } for  pid=4242 "
+      "comm=\"nvidia-smi\" name=\"nvidiactl\" dev=\"tmpfs\" ino=5 "
+      "scontext=system_u:system_r:container_t:s0:c380,c597 "
+      "tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file permissive=0\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "devnodes.selinux-denied");
+  // An AVC denial of something else is not about the GPU.
+  Report other =
+      explain(snapshot_from_text("type=AVC msg=audit(1.2:3): avc:  denied  { read } for  "
+                                 "comm=\"httpd\" name=\"index.html\"\n"));
+  EXPECT_EQ(find(other, "devnodes.selinux-denied"), nullptr);
+}
+
+TEST(ExplainReport, ADriverVersionInProseMeetsTheRegressionCatalog) {
+  Report r = explain(snapshot_from_text(
+      "There is some kind of CUDA incompatibility with NVIDIA driver 331.38.\n"
+      "nothing happening for a while, and then the caffe process segfaulting.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "driver.known-regression");
+  EXPECT_EQ(r.findings[0].severity, Severity::kWarn);
+  // The same build beside an error that does not look like it: not the cause.
+  Report oom = explain(snapshot_from_text(
+      "NVIDIA driver 331.38\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"));
+  const Finding* f = find(oom, "driver.known-regression");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kOk);
+  // Numbers that are no driver version.
+  for (const char* text : {"driver 12.4\n", "driver 5501.54\n", "driver version 535.\n",
+                           "the driver is fine 550.54.14\n"}) {
+    EXPECT_EQ(find(explain(snapshot_from_text(text)), "driver.known-regression"), nullptr) << text;
+  }
+}
+
 TEST(ExplainReport, ANodeAdvertisingNoGpu) {
   Report r = explain(snapshot_from_text("Capacity:\n  nvidia.com/gpu:     0\n"));
   ASSERT_FALSE(r.findings.empty());

@@ -758,6 +758,11 @@ TEST(ProbeFilesDevnodes, PermissionClasses) {
   EXPECT_TRUE(can_open_rw(0600, 1000, 0, user));
   EXPECT_FALSE(can_open_rw(0066, 1000, 0, user));  // owner class wins, even over "other"
   EXPECT_TRUE(can_open_rw(0000, 5, 5, Credentials{0, 0, {}}));
+  // Root in a user namespace: the override holds for mapped owners only.
+  Credentials ns_root{0, 0, {}, 0, true};
+  EXPECT_TRUE(can_open_rw(0600, 5, 5, ns_root));
+  EXPECT_FALSE(can_open_rw(0660, 65534, 65534, ns_root));
+  EXPECT_TRUE(can_open_rw(0666, 65534, 65534, ns_root));  // the "other" bits still count
 }
 
 TEST(ProbeFilesDevnodes, RecordedNodeFormat) {
@@ -776,13 +781,54 @@ TEST(ProbeFilesDevnodes, RecordedNodeFormat) {
   EXPECT_FALSE(b->is_char);
   for (const char* bad : {"", "char", "char 195:0 0666", "fifo 1:1 0666 0:0", "char 195 0666 0:0",
                           "char 195:0 9999 0:0", "char 195:0 0666 root:root", "char a:b 0666 0:0",
-                          "char 195:0 0666 0:0 extra"}) {
+                          "char 195:0 0666 0:0 extra", "char 195:0 0666 0:0 refused=ENOENT",
+                          "char 195:0 0666 refused=EACCES"}) {
     auto r = parse_recorded_node(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
-      EXPECT_THAT(r.error(), HasSubstr("want 'char MAJOR:MINOR MODE UID:GID'"));
+      EXPECT_THAT(r.error(), HasSubstr("want 'char MAJOR:MINOR MODE UID:GID [refused="));
     }
   }
+  auto refused = parse_recorded_node("char 195:255 0666 0:0 refused=EPERM");
+  ASSERT_TRUE(refused.ok()) << refused.error();
+  EXPECT_EQ(refused->refused, "EPERM");
+  EXPECT_EQ(refused->minor, 255);
+}
+
+TEST(ProbeFilesDevnodes, KernelRefusalOnlyWhereTheModeBitsAllow) {
+  Snapshot sel;
+  probe_devnodes(opt_of("container-selinux"), &sel);
+  EXPECT_EQ(sel.security.selinux, "enforcing");
+  EXPECT_EQ(sel.security.label, "system_u:system_r:container_t:s0:c380,c597");
+  EXPECT_FALSE(sel.security.user_namespace);
+  const DevNode* ctl = node_at(sel, "/dev/nvidiactl");
+  ASSERT_NE(ctl, nullptr);
+  EXPECT_FALSE(ctl->can_open);
+  EXPECT_EQ(ctl->kernel_refused, "EACCES");
+}
+
+TEST(ProbeFilesDevnodes, RootlessRootHasOnlyTheOtherBitsOfUnmappedNodes) {
+  Snapshot s;
+  probe_devnodes(opt_of("container-rootless"), &s);
+  EXPECT_TRUE(s.security.user_namespace);
+  EXPECT_EQ(s.security.uid_map, "0 1000 1");
+  EXPECT_EQ(s.security.selinux, "");
+  for (const auto& n : s.devnodes) {
+    if (!n.exists || n.path == "/dev/null") continue;
+    EXPECT_EQ(n.owner_gid, SecurityInfo::kOverflowId) << n.path;
+    EXPECT_FALSE(n.can_open) << n.path;
+    EXPECT_EQ(n.kernel_refused, "") << n.path;
+  }
+}
+
+TEST(ProbeFilesDevnodes, UidMapTellsTheInitialNamespace) {
+  EXPECT_EQ(parse_uid_map_is_namespace("         0          0 4294967295\n"), false);
+  EXPECT_EQ(parse_uid_map_is_namespace("0 1000 1\n1 100000 65536\n"), true);
+  EXPECT_EQ(parse_uid_map_is_namespace("0 0 65536\n"), true);  // a namespace mapping root to root
+  EXPECT_EQ(parse_uid_map_is_namespace(""), std::nullopt);
+  EXPECT_EQ(parse_uid_map_is_namespace("0 0\n"), std::nullopt);
+  EXPECT_EQ(parse_uid_map_is_namespace("a b c\n"), std::nullopt);
+  EXPECT_EQ(parse_uid_map_is_namespace("0 0 99999999999\n"), std::nullopt);
 }
 
 // --- container ------------------------------------------------------------------------------
