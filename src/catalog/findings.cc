@@ -48,6 +48,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"container.capabilities",       "NVIDIA_DRIVER_CAPABILITIES lacks what is needed",            26, false},
       {"cgroup.device-denied",         "the device cgroup denies the GPU nodes",                     28, false},
       {"driver.known-regression",      "the driver is a build with a known regression",              35, false},
+      {"container.rootless-cgroups",   "a rootless runtime's NVIDIA hook may not set device cgroups", 25, false},
       {"devnodes.rootless-denied",     "a rootless container's user namespace cannot open the nodes", 27, false},
       {"devnodes.selinux-denied",      "a security module refuses the NVIDIA device nodes",          29, false},
       {"devnodes.missing",             "NVIDIA device nodes are missing",                            30, false},

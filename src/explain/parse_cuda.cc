@@ -119,6 +119,11 @@ const Phrase kPhrases[] = {
     {"cuda unknown error - this may be due to an incorrectly set up environment", 999, -1},
     {"found no nvidia driver on your system", 35, 0},
     {"no cuda gpus are available", 100, -1},
+    // An earlier runtime's text for 46 (cudaErrorDevicesUnavailable), which
+    // TensorFlow quotes ("... failed. Status: all CUDA-capable devices are
+    // busy or unavailable"); today's is "CUDA-capable device(s) is/are busy
+    // or unavailable".
+    {"all cuda-capable devices are busy or unavailable", 46, -1},
 };
 
 // A driver API entry point the loaded driver lacks: the program was built
@@ -179,10 +184,15 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
                  line_no);
     return true;
   }
-  if (size_t at = lowered.find("cuda out of memory. tried to allocate");
-      at != std::string_view::npos) {
-    add_reported(p, "cuda-alloc", 2, std::string(trim(line.substr(at))), line, line_no);
-    return true;
+  // An allocation after CUDA started: PyTorch's caching allocator ("CUDA out
+  // of memory. Tried to allocate ..."), TensorFlow's BFC allocator ("ran out
+  // of memory trying to allocate"), MXNet's ("cudaMalloc failed: out of memory").
+  for (std::string_view form : {"cuda out of memory", "ran out of memory trying to allocate",
+                                "cudamalloc failed: out of mem"}) {
+    if (size_t at = lowered.find(form); at != std::string_view::npos) {
+      add_reported(p, "cuda-alloc", 2, std::string(trim(line.substr(at))), line, line_no);
+      return true;
+    }
   }
   // NCCL: "NCCL WARN Cuda failure 'out of memory'".
   if (size_t at = lowered.find("cuda failure '");

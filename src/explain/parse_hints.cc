@@ -135,13 +135,16 @@ constexpr const char* kHintWords[] = {"cuda.is_available()",
                                       "/usr/lib/wsl/",
                                       "@desktop-",
                                       "modprobe",
-                                      "no mig devices found",
+                                      "no mig devices",
                                       "nouveau",
                                       "rootless",
                                       "--userns",
                                       "docker.sock",
                                       "avc:",
-                                      "xserver_misc_device_t"};
+                                      "xserver_misc_device_t",
+                                      "devices.allow",
+                                      "device rules",
+                                      "device filters"};
 
 bool says_absent(std::string_view lowered) {
   for (std::string_view w : {"no such file", "not found", "cannot open", "could not open",
@@ -304,6 +307,14 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     add_reported(p, "rootless-hint", -1, "a rootless container (a user namespace)", line, line_no);
     hit = true;
   }
+  // nvidia-container-cli could not write the device cgroup (v1's
+  // devices.allow) or attach its eBPF filter (v2).
+  if (words && (icontains(lowered, "devices.allow") || icontains(lowered, "device rules") ||
+                icontains(lowered, "device filters"))) {
+    add_reported(p, "cgroup-rules-failed", -1, "the runtime could not set the device cgroup", line,
+                 line_no);
+    hit = true;
+  }
   if (words && says_selinux_denied(lowered)) {
     add_reported(p, "selinux-denial", -1, "SELinux denies an NVIDIA device node", line, line_no);
     hit = true;
@@ -386,7 +397,9 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     add_reported(p, "devnodes-permission", -1, "permission denied on /dev/nvidia*", line, line_no);
     return true;
   }
-  if (icontains(lowered, "no mig devices found")) {
+  // nvidia-smi -L's "No MIG devices found", slurmd's "no MIG devices were found".
+  if (icontains(lowered, "no mig devices found") ||
+      icontains(lowered, "no mig devices were found")) {
     add_reported(p, "mig-none", -1, "No MIG devices found", line, line_no);
     return true;
   }

@@ -75,6 +75,8 @@ const std::vector<Rule> kRules = {
   // nouveau holding the GPU, a GPU this branch does not support.
   {"installer:load-failed", {"driver.module-load-failed", "driver.nouveau", "driver.gpu-unsupported"}},
   {"devnodes-missing",      {"devnodes.missing", "driver.not-loaded"}},        // §7.5
+  {"mig-none",              {"mig.no-instances"}},                             // §4.3
+  {"nouveau",               {"driver.nouveau"}},                               // §10 row 1
   {"driver-proc-missing",   {"driver.not-loaded", "container.no-gpus"}},       // §2
   // §13: WSL 1 has no GPU; under WSL 2 a CUDA or NVML failure is the
   // Windows driver's side: no GPU shared, its libraries missing or hidden.
@@ -307,9 +309,9 @@ std::vector<Signal> signals(const Snapshot& s) {
   }
   // A missing device node is itself a cause CUDA names only by 999 or 100
   // (facts §7.5: without /dev/nvidia-uvm, CUDA error 999).
-  for (const char* kind :
-       {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag", "uvm-node-missing",
-        "devnodes-missing", "driver-proc-missing", "devnodes-permission", "selinux-denial"}) {
+  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag",
+                           "uvm-node-missing", "devnodes-missing", "driver-proc-missing",
+                           "devnodes-permission", "selinux-denial", "mig-none", "nouveau"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));
   }
   for (const auto& r : s.reported) {
@@ -517,6 +519,11 @@ std::string signal_words(const std::string& key) {
   if (key == "wsl") return "a failure under WSL 2";
   if (key == "libcuda:missing-symbol") return "a driver entry point missing from libcuda";
   if (key == "k8s:no-gpus") return "a node advertising nvidia.com/gpu: 0";
+  if (key == "mig-none") return "\"No MIG devices found\"";
+  if (key == "nouveau") return "nouveau named";
+  if (key == "selinux-denial") return "an SELinux denial of an NVIDIA node";
+  if (key == "devnodes-permission") return "permission denied on /dev/nvidia*";
+  if (key == "rootless-hook") return "a rootless runtime's hook failing";
   if (key.starts_with("cuda:") && std::isdigit(static_cast<unsigned char>(key[5]))) {
     return "CUDA error " + after("cuda:");
   }

@@ -560,6 +560,23 @@ TEST(ExplainReport, InsufficientPermissionsInARootlessContainer) {
   EXPECT_NE(find(rootful, "devnodes.selinux-denied"), nullptr);
 }
 
+TEST(ExplainReport, ARootlessHookThatMayNotSetTheDeviceCgroup) {
+  const std::string hook =
+      "nvidia-container-cli: mount error: open failed: "
+      "/sys/fs/cgroup/devices/user.slice/devices.allow: permission denied\n";
+  Report r = explain(snapshot_from_text(
+      "$ docker -H unix:///run/user/1001/docker.sock run -it --rm --runtime=nvidia nvidia/cuda\n" +
+      hook));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "container.rootless-cgroups");
+  EXPECT_EQ(r.findings[0].severity, Severity::kFail);
+  // The same refusal from a rootful runtime is not this cause.
+  const Finding* rootful =
+      find(explain(snapshot_from_text("$ sudo docker run --gpus all x\n" + hook)),
+           "container.rootless-cgroups");
+  EXPECT_TRUE(rootful == nullptr || rootful->severity == Severity::kNotApplicable);
+}
+
 TEST(ExplainReport, AnSelinuxDenialOfANode) {
   Report r = explain(snapshot_from_text(
       "Failed to initialize NVML: Insufficient Permissions\n"
