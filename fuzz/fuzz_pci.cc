@@ -1,18 +1,22 @@
 // libFuzzer target: the PCI-tree parsers of the pci and iommu probes
-// (probe/pci_topology.h) and the CPU-list parser of `run --bind-cpus`
-// (report/gpu_fitness.h). The first input byte picks the parser, the rest is
+// (probe/pci_topology.h), the CPU-list parser of `run --bind-cpus`
+// (report/gpu_fitness.h) and the devnodes probe's two text parsers
+// (probe/file_probes.h). The first input byte picks the parser, the rest is
 // its input:
 //
 //   0 + a bridge's binary config space (sysfs `config`, 64..4096 bytes)
 //   1 + "0000:05:00.0\n../../../devices/pci0000:00/0000:00:01.0/0000:05:00.0"
 //   2 + /proc/cmdline, e.g. "BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt"
 //   3 + a sysfs cpulist, e.g. "0-15,32-47"
+//   4 + a recorded device node, e.g. "char 195:0 0666 0:0 refused=EACCES"
+//   5 + /proc/self/uid_map, e.g. "0 1000 1\n1 100000 65536"
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "fuzz/invariants.h"
+#include "probe/file_probes.h"
 #include "probe/pci_topology.h"
 #include "report/gpu_fitness.h"
 
@@ -66,12 +70,29 @@ void fuzz_cpulist(std::string_view text) {
   GD_REQUIRE(again.ok() && *again == *cpus);
 }
 
+void fuzz_devnode(std::string_view text) {
+  auto n = gd::parse_recorded_node(text);
+  if (!n.ok()) {
+    GD_REQUIRE(!n.error().empty() && n.error().size() < 400);
+    GD_REQUIRE(n.error().find('\n') == std::string::npos);
+    return;
+  }
+  GD_REQUIRE(n->mode <= 07777 && n->major >= 0 && n->minor >= 0);
+  GD_REQUIRE(n->refused.empty() || n->refused == "EACCES" || n->refused == "EPERM");
+}
+
+void fuzz_uid_map(std::string_view text) {
+  auto ns = gd::parse_uid_map_is_namespace(text);
+  // An identity map of every id is the one answer "no namespace".
+  if (ns == false) GD_REQUIRE(text.find("4294967295") != std::string_view::npos);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0:
       fuzz_acs(input);
       break;
@@ -81,8 +102,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2:
       fuzz_cmdline(input);
       break;
-    default:
+    case 3:
       fuzz_cpulist(input);
+      break;
+    case 4:
+      fuzz_devnode(input);
+      break;
+    default:
+      fuzz_uid_map(input);
       break;
   }
   return 0;
