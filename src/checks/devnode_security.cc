@@ -29,7 +29,8 @@ std::vector<const DevNode*> refused(const Snapshot& s, NodeRefusal why) {
   return out;
 }
 
-bool container_label(const Snapshot& s) {
+// A container's process: SELinux's container_t label, or a container seen.
+bool in_a_container(const Snapshot& s) {
   return s.security.label.find(":container_t:") != std::string::npos || s.container.in_container;
 }
 
@@ -48,7 +49,7 @@ Finding selinux_finding(const Snapshot& s, const std::vector<const DevNode*>& no
   if (!s.security.label.empty()) {
     f.evidence.push_back("this process's label (/proc/self/attr/current): " + s.security.label);
   }
-  if (selinux && container_label(s)) {
+  if (selinux && in_a_container(s)) {
     f.remedy.push_back(
         "on the host: sudo setsebool -P container_use_devices on   # lets containers use the "
         "device nodes they are given");
