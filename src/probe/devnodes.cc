@@ -2,10 +2,11 @@
 // are character devices with the right numbers, and whether this process may
 // open them for reading and writing (judged from the mode bits against
 // credentials_at(): this process, or a recorded tree's /proc/self/status).
-// On the live machine a node the mode bits allow is then asked of the
-// kernel with access(2), which also runs the device cgroup and the security
-// module (SELinux) without opening the device: a refusal there is recorded
-// as kernel_refused. Opening it would wake the GPU, and may hang with it.
+// A real node (the live machine's, or one under a recorded root) that the
+// mode bits allow is then asked of the kernel with access(2), which also
+// runs the device cgroup and the security module (SELinux) without opening
+// the device: a refusal there is recorded as kernel_refused. Opening it
+// would wake the GPU, and may hang with it.
 //
 // Nodes looked at: /dev/nvidiactl, every /dev/nvidia[0-9]+ (plus, absent,
 // each /dev/nvidiaN the driver announces as "Device Minor: N" in
@@ -91,11 +92,16 @@ void fill_from_stat(const struct stat& st, const Credentials& creds, DevNode* n)
   n->can_open = n->is_char_device && can_open_rw(n->mode, n->owner_uid, n->owner_gid, creds);
 }
 
-// access(2) checks with the real ids, so it is asked only when they are the
-// effective ones too; glibc's faccessat(AT_EACCESS) may judge the mode bits
-// alone on kernels before 5.8.
-void ask_kernel(const std::string& path, DevNode* n) {
-  if (!n->can_open || ::getuid() != ::geteuid() || ::getgid() != ::getegid()) return;
+// access(2) checks with this process's real ids, so it is asked only when
+// they are its effective ones and the ones the mode bits were judged for (a
+// recorded tree may name another user); glibc's faccessat(AT_EACCESS) may
+// judge the mode bits alone on kernels before 5.8.
+void ask_kernel(const std::string& path, const Credentials& creds, DevNode* n) {
+  if (!n->is_char_device || !n->can_open) return;
+  if (::getuid() != ::geteuid() || ::getgid() != ::getegid() || creds.euid != ::geteuid() ||
+      creds.egid != ::getegid()) {
+    return;
+  }
   if (::access(path.c_str(), R_OK | W_OK) == 0) return;
   int err = errno;
   if (err != EACCES && err != EPERM) return;
@@ -114,7 +120,7 @@ DevNode read_node(const RootFs& fs, const std::string& path, const Credentials& 
   }
   if (fs.live() || !S_ISREG(st->st_mode)) {
     fill_from_stat(*st, creds, &n);
-    if (fs.live()) ask_kernel(path, &n);
+    ask_kernel(fs.path(path), creds, &n);
     return n;
   }
   n.exists = true;
