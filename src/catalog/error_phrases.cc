@@ -26,6 +26,11 @@ const std::vector<ErrorPhrase>& error_phrases() {
     {{"could not load nvml library"}, "container:no-nvml",
      "NVML is not in the container (the NVIDIA runtime did not set it up)",
      "b-k8s-dp-23-nvml-default-runtime"},
+    // The device plugin's pod restarting: it exits without NVML, which a pod
+    // gets only from the NVIDIA runtime (§6.3: not the default runtime).
+    {{"nvidia-device-plugin", "crashloopbackoff"}, "k8s:no-gpus",
+     "the NVIDIA device plugin's pod keeps crashing",
+     "d-k8s-dp13-crashloop-docker-default-runtime"},
     // nvidia-container-cli waiting on a driver that is not kept initialized.
     {{"driver rpc error: timed out"}, "container:rpc-timeout",
      "the driver did not answer the container runtime in time", "c-nvctk-202-rpc-timeout-persistence"},

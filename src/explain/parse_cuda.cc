@@ -113,7 +113,8 @@ constexpr std::string_view kNumberForms[] = {"runtime error (", "error=", " retu
                                              "err: ",           "err=",   "code=",
                                              "init failure: ",  "status "};
 
-// PyTorch's own sentences for cudaGetDeviceCount results (facts §3 "Other points").
+// PyTorch's own sentences for cudaGetDeviceCount results (facts §3 "Other
+// points"), and other wrappers' words for a code.
 const Phrase kPhrases[] = {
     {"cuda driver initialization failed, you might not have a cuda gpu", 3, -1},
     {"cuda unknown error - this may be due to an incorrectly set up environment", 999, -1},
@@ -124,6 +125,9 @@ const Phrase kPhrases[] = {
     // busy or unavailable"); today's is "CUDA-capable device(s) is/are busy
     // or unavailable".
     {"all cuda-capable devices are busy or unavailable", 46, -1},
+    // PyCUDA's words for cuDeviceGet given an ordinal past the last GPU
+    // (CUDA_ERROR_INVALID_DEVICE, 101).
+    {"cudeviceget failed: invalid device", 101, -1},
 };
 
 // A driver API entry point the loaded driver lacks: the program was built
