@@ -149,6 +149,11 @@ const std::vector<LogPattern> kPatterns = {
    "detected number of NVSwitches don't match with any supported system topology",
    "the fabric manager did not start: an NVSwitch is missing or dead",
    "fabric-manager.not-running"},
+  // It refuses to start against a driver of another version (same branch
+  // and build needed, facts §8).
+  {"fabric-manager", "version-mismatch", "", "don't match with driver version",
+   "the fabric manager's version differs from the driver's, so it did not start",
+   "fabric-manager.not-running"},
   {"fabric-manager", "multicast-failed", "", "failed to find the GPU handle",
    "NVLink multicast team setup failed", ""},
 };

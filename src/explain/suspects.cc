@@ -130,6 +130,9 @@ const std::vector<Rule> kRules = {
   {"nvrm:probe-not-called",         {"driver.nouveau", "driver.module-load-failed"}},
   {"module-signature:rejected",     {"driver.module-load-failed"}},
   {"kernel:nouveau",      {"driver.nouveau"}},
+  // §2.2: the fabric manager's own lines when it does not start.
+  {"fabric-manager:version-mismatch",  {"fabric-manager.not-running"}},
+  {"fabric-manager:topology-mismatch", {"fabric-manager.not-running"}},
 };
 
 struct Help {
@@ -352,6 +355,7 @@ std::vector<Signal> signals(const Snapshot& s) {
     if (e.kind == "nvrm") add_signal(&out, "nvrm:" + e.type, {e.line});
     if (e.kind == "nouveau") add_signal(&out, "kernel:nouveau", {e.line});
     if (e.kind == "module-signature") add_signal(&out, "module-signature:" + e.type, {e.line});
+    if (e.kind == "fabric-manager") add_signal(&out, "fabric-manager:" + e.type, {e.line});
   }
   if (has_reported(s, "wsl1-kernel")) {
     add_signal(&out, "wsl1-kernel", reported_lines(s, {"wsl1-kernel"}, -1));
@@ -531,7 +535,7 @@ std::string signal_words(const std::string& key) {
   if (key.starts_with("nvml:") && std::isdigit(static_cast<unsigned char>(key[5]))) {
     return "NVML error " + after("nvml:");
   }
-  for (std::string_view log : {"nvrm:", "kernel:", "module-signature:"}) {
+  for (std::string_view log : {"nvrm:", "kernel:", "module-signature:", "fabric-manager:"}) {
     if (key.starts_with(log)) return "the kernel log (" + after(log) + ")";
   }
   return key;

@@ -84,7 +84,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # corpus 66.1 % (tune 71.4, measure 59.0). With the allocators' and an
 # earlier runtime's wordings, slurmd's MIG line and nouveau named as a
 # signal: 69.5 % (tune 75.9, measure 61.0) and 74.7 % (measure 68.0).
-FLOOR = {"top1": 0.69, "top3": 0.74, "false_alarms": 1}
+# Then a random sample: 23 threads found by the phrases users search for,
+# taken as they came (d-rnd-*, d-rnd2-*), scored before any rule: 4 named
+# first (8 of the 23 have causes explain has no id for). The corpus 65.6 %
+# (tune 75.9, measure 53.8: the hash put 19 of them in the measure half).
+# With the fabric manager's version-mismatch line, PyCUDA's invalid device
+# and the device plugin's crash loop: 66.0 % (tune 76.6, measure 53.8) and
+# 71.9 %.
+FLOOR = {"top1": 0.65, "top3": 0.71, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")

@@ -577,6 +577,14 @@ TEST(ExplainReport, ARootlessHookThatMayNotSetTheDeviceCgroup) {
   EXPECT_TRUE(rootful == nullptr || rootful->severity == Severity::kNotApplicable);
 }
 
+TEST(ExplainReport, TheFabricManagersVersionMismatchLine) {
+  Report r = explain(snapshot_from_text(
+      "fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with driver "
+      "version 580.126.09.\nPlease update with matching NVIDIA driver package.\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "fabric-manager.not-running");
+}
+
 TEST(ExplainReport, AnSelinuxDenialOfANode) {
   Report r = explain(snapshot_from_text(
       "Failed to initialize NVML: Insufficient Permissions\n"
