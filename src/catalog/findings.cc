@@ -79,6 +79,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"container.shm-too-small",      "/dev/shm is smaller than NCCL needs",                        74, false},
       {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},
       {"pcie.errors",                  "AER errors on a GPU's link",                                 81, false},
+      {"cuda.arch-not-in-build",       "the program has no GPU code for this GPU's architecture",   81, false},
       {"p2p.blocked",                  "PCIe settings break peer-to-peer",                           82, false, kP2pBroken},
       {"thermal.high",                 "a GPU runs hot",                                             83, false},
       {"power.throttled",              "a GPU is power throttled",                                   84, false},

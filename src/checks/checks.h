@@ -31,6 +31,7 @@ GD_CHECK(check_container_caps);      // container.capabilities
 GD_CHECK(check_container_driver);    // container.driver-mismatch
 GD_CHECK(check_cgroup_devices);      // cgroup.device-denied
 GD_CHECK(check_rootless_cgroups);    // container.rootless-cgroups
+GD_CHECK(check_program_arch);        // cuda.arch-not-in-build
 GD_CHECK(check_nvml_init);           // nvml.init-failed, nvml.init-hang
 GD_CHECK(check_cuda_init);           // cuda.init-failed, cuda.init-hang
 

@@ -60,6 +60,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"reset-required", "no GPU needs a reset", {"gpu.reset-required"}, check_reset_required, {"kernel-log"}},
     {"pcie-errors", "no PCIe AER errors on a GPU's link", {"pcie.errors"}, check_pcie_errors, {"kernel-log"}},
     {"rootless-cgroups", "no rootless runtime's NVIDIA hook failed on the device cgroup", {"container.rootless-cgroups"}, check_rootless_cgroups, {"reported"}},
+    {"program-arch", "the program carries GPU code for this GPU's architecture", {"cuda.arch-not-in-build"}, check_program_arch, {"reported"}},
     {"fork-after-init", "no CUDA use after fork was reported", {"cuda.fork-after-init"}, check_fork_after_init, {"reported"}},
     {"container-runtime", "the container runtime could pass the GPUs in", {"container.runtime-not-configured", "container.unknown-device"}, check_container_runtime, {"reported"}},
     {"thermal", "GPU and memory temperatures are below their slowdown thresholds", {"thermal.high"}, check_thermal, {"nvml"}},

@@ -188,6 +188,14 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
                  line_no);
     return true;
   }
+  // PyTorch at start: "NVIDIA Tesla P100-PCIE-16GB with CUDA capability
+  // sm_60 is not compatible with the current PyTorch installation."
+  if (size_t at = lowered.find("is not compatible with the current pytorch installation");
+      at != std::string_view::npos) {
+    add_reported(p, "arch-not-in-build", -1, "the GPU's CUDA capability is not in this build", line,
+                 line_no);
+    return true;
+  }
   // An allocation after CUDA started: PyTorch's caching allocator ("CUDA out
   // of memory. Tried to allocate ..."), TensorFlow's BFC allocator ("ran out
   // of memory trying to allocate"), MXNet's ("cudaMalloc failed: out of memory").

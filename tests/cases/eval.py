@@ -91,7 +91,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # With the fabric manager's version-mismatch line, PyCUDA's invalid device
 # and the device plugin's crash loop: 66.0 % (tune 76.6, measure 53.8) and
 # 71.9 %.
-FLOOR = {"top1": 0.65, "top3": 0.71, "false_alarms": 1}
+# With check program-arch (CUDA error 209 and PyTorch's sm_XY warning, from the
+# runtime reference's meaning of 209): 67.2 % (tune 77.4, measure 55.5) and 73.0 %.
+FLOOR = {"top1": 0.67, "top3": 0.72, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")

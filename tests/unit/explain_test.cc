@@ -577,6 +577,18 @@ TEST(ExplainReport, ARootlessHookThatMayNotSetTheDeviceCgroup) {
   EXPECT_TRUE(rootful == nullptr || rootful->severity == Severity::kNotApplicable);
 }
 
+TEST(ExplainReport, NoKernelImageIsTheBuildNotTheMachine) {
+  Report r = explain(snapshot_from_text(
+      "UserWarning: Tesla P100-PCIE-16GB with CUDA capability sm_60 is not compatible with the "
+      "current PyTorch installation.\n"
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].id, "cuda.arch-not-in-build");
+  EXPECT_EQ(r.findings[0].severity, Severity::kWarn);
+  EXPECT_EQ(r.findings[0].evidence.size(), 2u);
+  EXPECT_NE(r.verdict, Severity::kFail);
+}
+
 TEST(ExplainReport, TheFabricManagersVersionMismatchLine) {
   Report r = explain(snapshot_from_text(
       "fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with driver "
