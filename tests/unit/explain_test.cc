@@ -571,9 +571,8 @@ TEST(ExplainReport, ARootlessHookThatMayNotSetTheDeviceCgroup) {
   EXPECT_EQ(r.findings[0].id, "container.rootless-cgroups");
   EXPECT_EQ(r.findings[0].severity, Severity::kFail);
   // The same refusal from a rootful runtime is not this cause.
-  const Finding* rootful =
-      find(explain(snapshot_from_text("$ sudo docker run --gpus all x\n" + hook)),
-           "container.rootless-cgroups");
+  Report rootful_report = explain(snapshot_from_text("$ sudo docker run --gpus all x\n" + hook));
+  const Finding* rootful = find(rootful_report, "container.rootless-cgroups");
   EXPECT_TRUE(rootful == nullptr || rootful->severity == Severity::kNotApplicable);
 }
 
