@@ -589,22 +589,19 @@ TEST(ExplainReport, NoKernelImageIsTheBuildNotTheMachine) {
 }
 
 TEST(ExplainReport, TheFabricManagersVersionMismatchLine) {
-  Report r = explain(snapshot_from_text(
-      "fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with driver "
-      "version 580.126.09.\nPlease update with matching NVIDIA driver package.\n"));
-  ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].id, "fabric-manager.not-running");
+  EXPECT_EQ(first_id("fabric manager NVIDIA GPU driver interface version 590.48.01 don't match "
+                     "with driver version 580.126.09.\n"),
+            "fabric-manager.not-running");
 }
 
 TEST(ExplainReport, AnSelinuxDenialOfANode) {
-  Report r = explain(snapshot_from_text(
-      "Failed to initialize NVML: Insufficient Permissions\n"
-      "type=AVC msg=audit(1764669600.123:512): avc:  denied  { read write } for  pid=4242 "
-      "comm=\"nvidia-smi\" name=\"nvidiactl\" dev=\"tmpfs\" ino=5 "
-      "scontext=system_u:system_r:container_t:s0:c380,c597 "
-      "tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file permissive=0\n"));
-  ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings[0].id, "devnodes.selinux-denied");
+  EXPECT_EQ(first_id("Failed to initialize NVML: Insufficient Permissions\n"
+                     "type=AVC msg=audit(1764669600.123:512): avc:  denied  { read write } for  "
+                     "pid=4242 comm=\"nvidia-smi\" name=\"nvidiactl\" dev=\"tmpfs\" ino=5 "
+                     "scontext=system_u:system_r:container_t:s0:c380,c597 "
+                     "tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file "
+                     "permissive=0\n"),
+            "devnodes.selinux-denied");
   // An AVC denial of something else is not about the GPU.
   Report other =
       explain(snapshot_from_text("type=AVC msg=audit(1.2:3): avc:  denied  { read } for  "
