@@ -99,6 +99,8 @@ Snapshot snapshot_from_text(std::string_view raw) {
     parse_phrase_line(line, lowered, line_no, &p);
   }
 
+  add_regression_lines(text, &p);
+
   KernelLogScanner scanner(current_year());
   scanner.add_text(text);
   KernelLogInfo log = scanner.finish(ScanReference{});

@@ -66,6 +66,12 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
 // A line of the phrase table, reported as kind "phrase:<signal>".
 inline constexpr std::string_view kPhraseKindPrefix = "phrase:";
 bool parse_phrase_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
+// After the line parsers: when the text names a driver build with a known
+// regression (catalog/driver_regressions.h), its lines that show a
+// regression's words, as reported kind "regression-words", so the
+// driver-regression check can tell that symptom from others. A second pass,
+// taken only then: most pastes name no such build.
+void add_regression_lines(std::string_view text, TextParse* p);
 
 // Shared by the nvidia-smi parsers (parse_nvml.cc, parse_smi_query.cc).
 // "00000000:41:00.0" / "0000:41:00.0" / "41:00.0" inside s -> "0000:41:00.0"; "" if none.

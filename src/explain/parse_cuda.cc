@@ -199,11 +199,13 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
   // An allocation after CUDA started: PyTorch's caching allocator ("CUDA out
   // of memory. Tried to allocate ..."), TensorFlow's BFC allocator ("ran out
   // of memory trying to allocate"), MXNet's ("cudaMalloc failed: out of memory").
-  for (std::string_view form : {"cuda out of memory", "ran out of memory trying to allocate",
-                                "cudamalloc failed: out of mem"}) {
-    if (size_t at = lowered.find(form); at != std::string_view::npos) {
-      add_reported(p, "cuda-alloc", 2, std::string(trim(line.substr(at))), line, line_no);
-      return true;
+  if (lowered.find("out of mem") != std::string_view::npos) {  // one pass for the three
+    for (std::string_view form : {"cuda out of memory", "ran out of memory trying to allocate",
+                                  "cudamalloc failed: out of mem"}) {
+      if (size_t at = lowered.find(form); at != std::string_view::npos) {
+        add_reported(p, "cuda-alloc", 2, std::string(trim(line.substr(at))), line, line_no);
+        return true;
+      }
     }
   }
   // NCCL: "NCCL WARN Cuda failure 'out of memory'".

@@ -205,7 +205,8 @@ bool says_selinux_denied(std::string_view lowered) {
 // The number must look like one (a 3-digit branch, then 2-3 digits).
 std::string prose_driver_version(std::string_view lowered) {
   size_t at = lowered.find("driver");
-  if (at == std::string_view::npos || lowered.find("driver version:") != std::string_view::npos) {
+  // nvidia-smi's own "Driver Version: ..." is parse_nvml.cc's.
+  if (at == std::string_view::npos || lowered.substr(at).starts_with("driver version:")) {
     return "";
   }
   std::string_view rest = lowered.substr(at + 6);

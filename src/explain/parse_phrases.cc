@@ -1,23 +1,41 @@
 // Lines that name a cause in words rather than by an error code, from the
 // phrase table (catalog/error_phrases.h): each gives its signal to
 // explain/suspects.cc, which ranks the causes it points at.
+#include <algorithm>
+
 #include "catalog/driver_regressions.h"
 #include "catalog/error_phrases.h"
 #include "explain/parse.h"
+#include "util/ascii.h"
 
 namespace gd {
 
 bool parse_phrase_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
-  // Words a known driver regression shows (catalog/driver_regressions.cc):
-  // kept so the driver-regression check can tell its symptom from others.
-  if (shows_any_regression(lowered)) {
-    add_reported(p, "regression-words", -1, "words a known driver regression shows", line, line_no);
-  }
   const ErrorPhrase* phrase = find_error_phrase(lowered);
   if (phrase == nullptr) return false;
   add_reported(p, std::string(kPhraseKindPrefix) + phrase->signal, -1, phrase->label, line,
                line_no);
   return true;
+}
+
+void add_regression_lines(std::string_view text, TextParse* p) {
+  const NvmlValue<std::string>& version = p->s->nvml.driver_version;
+  if (!version.ok()) return;
+  auto v = parse_driver_version(version.value);
+  if (!v || regressions_for(*v).empty()) return;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, std::min(nl - pos, kMaxLineChars));
+    pos = nl + 1;
+    ++line_no;
+    if (shows_any_regression(ascii_lower(line))) {
+      add_reported(p, "regression-words", -1, "words a known driver regression shows", line,
+                   line_no);
+    }
+  }
 }
 
 }  // namespace gd
