@@ -202,10 +202,11 @@ Result<RecordedNode> parse_recorded_node(std::string_view text) {
   return n;
 }
 
-ProbeRecord probe_devnodes_at(const RootFs& fs, const Credentials& creds, Snapshot* s) {
+ProbeRecord probe_devnodes_at(const RootFs& fs, Credentials creds, Snapshot* s) {
   ProbeNotes notes;
   s->devnodes.clear();
   s->security = security_at(fs);
+  creds.user_namespace = s->security.user_namespace;
   if (!fs.is_dir("/dev")) {
     notes.unavailable("no /dev");
     return notes.record("devnodes");

@@ -141,7 +141,8 @@ struct RecordedNode {
   std::string refused;  // "EACCES", "EPERM", "" (see DevNode::kernel_refused)
 };
 Result<RecordedNode> parse_recorded_node(std::string_view text);
-ProbeRecord probe_devnodes_at(const RootFs& fs, const Credentials& creds, Snapshot* s);
+// creds.user_namespace is taken from the tree's (or this process's) uid_map.
+ProbeRecord probe_devnodes_at(const RootFs& fs, Credentials creds, Snapshot* s);
 
 // --- container --------------------------------------------------------------------
 ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s);

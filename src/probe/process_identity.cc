@@ -87,9 +87,7 @@ std::optional<Credentials> parse_proc_status_credentials(std::string_view text) 
   return c;
 }
 
-namespace {
-
-Credentials credentials_from(const RootFs& fs, std::string* problem) {
+Credentials credentials_at(const RootFs& fs, std::string* problem) {
   problem->clear();
   if (fs.live()) return process_credentials();
   auto r = fs.read("/proc/self/status", 64 * 1024);
@@ -97,14 +95,6 @@ Credentials credentials_from(const RootFs& fs, std::string* problem) {
   if (auto c = parse_proc_status_credentials(*r)) return *c;
   *problem = "no Uid/Gid/Groups in /proc/self/status";
   return process_credentials();
-}
-
-}  // namespace
-
-Credentials credentials_at(const RootFs& fs, std::string* problem) {
-  Credentials c = credentials_from(fs, problem);
-  c.user_namespace = security_at(fs).user_namespace;
-  return c;
 }
 
 // "         0          0 4294967295" is the initial namespace; a rootless
