@@ -97,10 +97,7 @@ Finding ebpf_denied(const Snapshot& s, const std::vector<const DevNode*>& nodes)
 std::vector<Finding> check_cgroup_devices(const Snapshot& s, const Config&) {
   constexpr const char* kId = "cgroup.device-denied";
   if (!s.container.devices_cgroup_known) {
-    std::vector<const DevNode*> refused;
-    for (const auto& n : s.devnodes) {
-      if (node_refusal(s, n) == NodeRefusal::kDeviceCgroup) refused.push_back(&n);
-    }
+    std::vector<const DevNode*> refused = nodes_refused(s, NodeRefusal::kDeviceCgroup);
     if (refused.empty()) {
       return not_applicable(kId,
                             "The device cgroup's rules are not readable here (cgroup v2 uses "

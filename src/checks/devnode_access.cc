@@ -26,6 +26,14 @@ NodeRefusal node_refusal(const Snapshot& s, const DevNode& n) {
   return NodeRefusal::kModeBits;
 }
 
+std::vector<const DevNode*> nodes_refused(const Snapshot& s, NodeRefusal why) {
+  std::vector<const DevNode*> out;
+  for (const auto& n : s.devnodes) {
+    if (node_refusal(s, n) == why) out.push_back(&n);
+  }
+  return out;
+}
+
 std::string describe_node(const DevNode& n) {
   std::string out = n.path + ": mode " + mode_text(n.mode) + " owner uid " +
                     std::to_string(n.owner_uid) + " gid " + std::to_string(n.owner_gid);

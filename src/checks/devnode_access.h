@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "checks/check.h"
 
@@ -17,6 +18,8 @@ enum class NodeRefusal {
   kDeviceCgroup,    // the mode bits allow it, access(2) said EPERM: cgroup.device-denied
 };
 NodeRefusal node_refusal(const Snapshot& s, const DevNode& n);
+// The snapshot's nodes refused for that reason, in probe order.
+std::vector<const DevNode*> nodes_refused(const Snapshot& s, NodeRefusal why);
 
 // "/dev/nvidia0: mode 0660 owner uid 0 gid 44", with the kernel's refusal.
 std::string describe_node(const DevNode& n);

@@ -21,14 +21,6 @@ namespace {
 constexpr const char* kSelinux = "devnodes.selinux-denied";
 constexpr const char* kRootless = "devnodes.rootless-denied";
 
-std::vector<const DevNode*> refused(const Snapshot& s, NodeRefusal why) {
-  std::vector<const DevNode*> out;
-  for (const auto& n : s.devnodes) {
-    if (n.path.rfind("/dev/nvidia", 0) == 0 && node_refusal(s, n) == why) out.push_back(&n);
-  }
-  return out;
-}
-
 // A container's process: SELinux's container_t label, or a container seen.
 bool in_a_container(const Snapshot& s) {
   return s.security.label.find(":container_t:") != std::string::npos || s.container.in_container;
@@ -90,7 +82,7 @@ Finding rootless_finding(const Snapshot& s, const std::vector<const DevNode*>& n
 
 std::vector<Finding> check_devnode_security(const Snapshot& s, const Config&) {
   std::vector<Finding> out;
-  auto lsm = refused(s, NodeRefusal::kSecurityModule);
+  auto lsm = nodes_refused(s, NodeRefusal::kSecurityModule);
   bool any_node =
       std::any_of(s.devnodes.begin(), s.devnodes.end(), [](const DevNode& n) { return n.exists; });
   if (!any_node) {
@@ -103,7 +95,7 @@ std::vector<Finding> check_devnode_security(const Snapshot& s, const Config&) {
   } else {
     out.push_back(selinux_finding(s, lsm));
   }
-  auto unmapped = refused(s, NodeRefusal::kUnmappedOwner);
+  auto unmapped = nodes_refused(s, NodeRefusal::kUnmappedOwner);
   if (!unmapped.empty()) {
     out.push_back(rootless_finding(s, unmapped));
   } else if (s.security.user_namespace) {
