@@ -1,8 +1,6 @@
 // Lines that name a cause in words rather than by an error code, from the
 // phrase table (catalog/error_phrases.h): each gives its signal to
 // explain/suspects.cc, which ranks the causes it points at.
-#include <algorithm>
-
 #include "catalog/driver_regressions.h"
 #include "catalog/error_phrases.h"
 #include "explain/parse.h"
@@ -23,14 +21,12 @@ void add_regression_lines(std::string_view text, TextParse* p) {
   if (!version.ok()) return;
   auto v = parse_driver_version(version.value);
   if (!v || regressions_for(*v).empty()) return;
+  // Numbered as the line parsers number them: every '\n' ends one.
   int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, std::min(nl - pos, kMaxLineChars));
-    pos = nl + 1;
+  for (std::string_view line : split_lines(text)) {
     ++line_no;
+    line = line.substr(0, kMaxLineChars);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (shows_any_regression(ascii_lower(line))) {
       add_reported(p, "regression-words", -1, "words a known driver regression shows", line,
                    line_no);
