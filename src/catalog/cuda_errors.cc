@@ -25,6 +25,7 @@
 
 #include "util/ascii.h"
 #include "util/substring_index.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -266,8 +267,7 @@ const struct {
 // s without surrounding blanks and one trailing '.', so "out of memory." and
 // " out of memory" both compare equal to "out of memory".
 std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  s = trim_isspace(s);
   if (!s.empty() && s.back() == '.') s.remove_suffix(1);
   return s;
 }

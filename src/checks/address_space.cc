@@ -18,6 +18,7 @@
 #include "checks/compare.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/bytes.h"
 
 namespace gd {
 namespace {

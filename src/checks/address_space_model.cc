@@ -8,6 +8,7 @@
 #include "checks/cuda_visible.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/bytes.h"
 
 namespace gd {
 namespace {

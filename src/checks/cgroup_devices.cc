@@ -13,6 +13,7 @@
 #include "checks/devnode_access.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

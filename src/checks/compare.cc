@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "checks/util.h"
+#include "util/bytes.h"
 
 namespace gd {
 namespace {

@@ -7,6 +7,7 @@
 #include "checks/checks.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

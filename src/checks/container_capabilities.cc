@@ -3,26 +3,14 @@
 // `utility` brings NVML/nvidia-smi (nvidia-facts.md §6.3). Unset means the
 // toolkit default "utility,compute".
 #include <algorithm>
-#include <cctype>
 
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
+#include "util/ascii.h"
+#include "util/text.h"
 
 namespace gd {
-namespace {
-
-std::string trim_lower(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  s = s.substr(i);
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-}  // namespace
-
 std::vector<Finding> check_container_caps(const Snapshot& s, const Config&) {
   constexpr const char* kId = "container.capabilities";
   if (!s.container.in_container) return not_applicable(kId, "Not running in a container.");
@@ -34,7 +22,7 @@ std::vector<Finding> check_container_caps(const Snapshot& s, const Config&) {
   }
   std::vector<std::string> list;
   for (auto& c : split_strings(*caps, ',')) {
-    std::string t = trim_lower(c);
+    std::string t = ascii_lower(trim_isspace(c));
     if (!t.empty()) list.push_back(t);
   }
   auto has = [&](const char* c) {

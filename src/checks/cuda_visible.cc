@@ -7,25 +7,15 @@
 #include <limits>
 #include <unordered_map>
 
+#include "util/ascii.h"
+#include "util/text.h"
+
 namespace gd {
 namespace {
-
-std::string lower(std::string v) {
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return v;
-}
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool is_blank(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-
-std::string trim(const std::string& s) {
-  size_t b = 0;
-  size_t e = s.size();
-  while (b < e && is_blank(s[b])) ++b;
-  while (e > b && is_blank(s[e - 1])) --e;
-  return s.substr(b, e - b);
-}
 
 // A CUDA run that enumerated every GPU: it succeeded and nothing hid GPUs.
 bool run_saw_all(const CudaRun& r, bool cvd_unset) {
@@ -158,7 +148,7 @@ Resolution invalid(std::string reason) {
 // Why an entry does not have the list's form. The list's form is that of its
 // first entry; CUDA stops at an entry of another form.
 std::string wrong_form_reason(const std::string& text, CvdForm list_form) {
-  std::string t = trim(text);
+  std::string t(trim_isspace(text));
   if (text.empty()) return "empty entry";
   if (t.empty()) return "blank entry";
   bool uuidish = starts_with(t, "GPU-") || starts_with(t, "MIG-");
@@ -214,20 +204,20 @@ Resolution read_index(const std::string& text, const std::vector<GpuIdentity>& g
   }
   if (i == digits_start) return invalid(wrong_form_reason(text, CvdForm::kIndex));
   if (negative && value != 0) {
-    return invalid(
-        fmt::format("negative index {} (-1 is the usual way to hide every GPU)", trim(text)));
+    return invalid(fmt::format("negative index {} (-1 is the usual way to hide every GPU)",
+                               trim_isspace(text)));
   }
   Resolution r;
   r.index = value;
   std::string rest = text.substr(i);
   bool leading_blank = digits_start > 0 && is_blank(text[0]);
-  if (!trim(rest).empty()) {
+  if (!trim_isspace(rest).empty()) {
     r.junk = true;
     r.note =
         fmt::format("CUDA reads only the leading digits: \"{}\" is index {}, \"{}\" is ignored",
                     text, overflow ? std::string("(too large)") : std::to_string(value), rest);
   } else if (leading_blank || !rest.empty()) {
-    r.note = fmt::format("blanks around \"{}\" are ignored for an index", trim(text));
+    r.note = fmt::format("blanks around \"{}\" are ignored for an index", trim_isspace(text));
   }
   if (gpus.empty()) {
     r.ok = true;
@@ -238,8 +228,8 @@ Resolution read_index(const std::string& text, const std::vector<GpuIdentity>& g
   if (overflow || value >= gpus.size()) {
     Resolution bad =
         invalid(fmt::format("index {} is past the last GPU: CUDA numbers the {} GPU{} here 0-{}",
-                            overflow ? trim(text) : std::to_string(value), gpus.size(),
-                            gpus.size() == 1 ? "" : "s", gpus.size() - 1));
+                            overflow ? std::string(trim_isspace(text)) : std::to_string(value),
+                            gpus.size(), gpus.size() == 1 ? "" : "s", gpus.size() - 1));
     bad.index = value;
     return bad;
   }
@@ -251,9 +241,9 @@ Resolution read_index(const std::string& text, const std::vector<GpuIdentity>& g
 std::vector<size_t> uuid_prefix_matches(const std::string& prefix,
                                         const std::vector<GpuIdentity>& gpus, bool ignore_case) {
   std::vector<size_t> out;
-  std::string p = ignore_case ? lower(prefix) : prefix;
+  std::string p = ignore_case ? ascii_lower(prefix) : prefix;
   for (size_t i = 0; i < gpus.size(); ++i) {
-    std::string u = ignore_case ? lower(gpus[i].uuid) : gpus[i].uuid;
+    std::string u = ignore_case ? ascii_lower(gpus[i].uuid) : gpus[i].uuid;
     if (!u.empty() && starts_with(u, p.c_str())) out.push_back(i);
   }
   return out;
@@ -293,7 +283,7 @@ Resolution read_uuid(const std::string& text, const std::vector<GpuIdentity>& gp
     return r;
   }
   std::string reason = fmt::format("no GPU's UUID starts with \"{}\"", text);
-  std::string t = trim(text);
+  std::string t(trim_isspace(text));
   if (t != text && uuid_prefix_matches(t, gpus, false).size() == 1) {
     reason += " (without the blanks it would match: CUDA does not trim them)";
   } else if (uuid_prefix_matches(text, gpus, true).size() == 1) {
@@ -377,24 +367,10 @@ Resolution resolve(const std::string& text, CvdForm list_form, const std::vector
   return invalid("unreadable entry");
 }
 
-std::vector<std::string> split_commas(const std::string& v) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = v.find(',', start);
-    if (comma == std::string::npos) {
-      out.push_back(v.substr(start));
-      return out;
-    }
-    out.push_back(v.substr(start, comma - start));
-    start = comma + 1;
-  }
-}
-
 }  // namespace
 
 std::string normalize_bdf(const std::string& bdf) {
-  std::string v = lower(trim(bdf));
+  std::string v = ascii_lower(trim_isspace(bdf));
   if (v.size() == 16 && v.compare(0, 4, "0000") == 0 && v[8] == ':') v = v.substr(4);
   return v;
 }
@@ -544,7 +520,7 @@ CvdResult parse_cuda_visible_devices(const std::string* value, const std::vector
   r.value = *value;
   if (value->empty()) return r;
 
-  std::vector<std::string> texts = split_commas(*value);
+  std::vector<std::string> texts = split_strings(*value, ',');
   CvdForm list_form = form_of(texts[0]);
   bool stopped = false;
   size_t mig_seen = 0;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

@@ -6,6 +6,7 @@
 #include "catalog/cuda_errors.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -67,18 +68,6 @@ bool cuda_started_for_user(const Snapshot& s) {
 
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s) {
   return parse_driver_version(s.driver.version);
-}
-
-std::vector<std::string> split_strings(std::string_view text, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t pos = text.find(sep, start);
-    out.emplace_back(text.substr(start, pos == std::string_view::npos ? pos : pos - start));
-    if (pos == std::string_view::npos) break;
-    start = pos + 1;
-  }
-  return out;
 }
 
 bool contains(std::string_view haystack, std::string_view needle) {

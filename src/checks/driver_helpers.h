@@ -11,6 +11,7 @@
 #include "catalog/gpu_models.h"
 #include "checks/check.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -39,9 +40,6 @@ std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);
 // version), with *from saying which. "" when neither is known.
 std::string module_version(const Snapshot& s, std::string* from);
 
-// The parts between `sep`, empty ones included, as owned strings (probe/
-// text.h split() gives views).
-std::vector<std::string> split_strings(std::string_view text, char sep);
 bool contains(std::string_view haystack, std::string_view needle);
 
 // "10de:2684"

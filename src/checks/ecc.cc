@@ -10,6 +10,7 @@
 #include "checks/health_util.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -14,6 +14,8 @@
 #include "checks/driver_helpers.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "util/ascii.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -123,7 +125,7 @@ std::vector<Finding> check_gpu_unsupported(const Snapshot& s, const Config&) {
                        (s.driver.version_line.empty() ? driver_text : s.driver.version_line));
   f.evidence.insert(f.evidence.end(), from_log.begin(), from_log.end());
   for (auto& fix : fixes) {
-    fix[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(fix[0])));
+    fix[0] = ascii_upper(fix[0]);
     f.remedy.push_back(fix + ", then reboot.");
   }
   return {f};

@@ -7,45 +7,9 @@
 
 #include "catalog/cuda_errors.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
-
-namespace {
-
-bool contains_nocase(std::string_view hay, std::string_view needle) {
-  if (needle.empty() || needle.size() > hay.size()) return false;
-  auto eq = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) ==
-           std::tolower(static_cast<unsigned char>(b));
-  };
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), eq) != hay.end();
-}
-
-}  // namespace
-
-const HealthThresholds& thresholds_for(const Config& c, std::string_view gpu_name) {
-  const ModelThresholds* best = nullptr;
-  for (const auto& m : c.models) {
-    if (!contains_nocase(gpu_name, m.match)) continue;
-    if (best == nullptr || m.match.size() > best->match.size() ||
-        (m.match.size() == best->match.size() && m.match < best->match)) {
-      best = &m;
-    }
-  }
-  return best != nullptr ? best->thresholds : c.health;
-}
-
-const char* config_severity_name(ConfigSeverity s) {
-  switch (s) {
-    case ConfigSeverity::kInfo:
-      return "info";
-    case ConfigSeverity::kWarn:
-      return "warn";
-    case ConfigSeverity::kFail:
-      return "fail";
-  }
-  return "warn";
-}
 
 Reading classify_rc(int rc) {
   if (rc == 0) return Reading::kValue;

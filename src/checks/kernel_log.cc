@@ -7,6 +7,7 @@
 #include "checks/checks.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "util/bytes.h"
 
 namespace gd {
 

@@ -8,6 +8,8 @@
 #include "checks/compare.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/bytes.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

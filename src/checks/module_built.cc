@@ -11,6 +11,7 @@
 #include "checks/driver_helpers.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

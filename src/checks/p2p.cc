@@ -42,6 +42,7 @@
 
 #include "checks/checks.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -28,6 +28,7 @@
 #include "checks/checks.h"
 #include "checks/compare.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -22,6 +22,7 @@
 #include "checks/kernel_events.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -126,8 +127,7 @@ std::vector<Finding> check_reset_required(const Snapshot& s, const Config& c) {
     if (!gpu.empty()) f.gpus.push_back(gpu);
     f.evidence.insert(f.evidence.end(), lines.begin(), lines.end());
   }
-  std::string ids;
-  for (const std::string& g : f.gpus) ids += (ids.empty() ? "" : ",") + g;
+  std::string ids = join_skip_leading_empty(f.gpus, ",");
   f.remedy = {
       "Stop the jobs on the GPU(s) (nvidia-smi shows their processes), then reset: sudo "
       "nvidia-smi -r -i " +

@@ -4,6 +4,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "checks/util.h"
+#include "util/bytes.h"
 
 namespace gd {
 

@@ -11,6 +11,7 @@
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
+#include "util/bytes.h"
 
 namespace gd {
 namespace {

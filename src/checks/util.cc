@@ -1,7 +1,5 @@
 #include "checks/util.h"
 
-#include <cstdio>
-
 namespace gd {
 
 Finding make_finding(std::string id, Severity severity, std::string summary) {
@@ -119,28 +117,6 @@ std::string line_ref(const ReportedError& r) {
 const std::string* env_var(const Snapshot& s, const std::string& name) {
   auto it = s.env.vars.find(name);
   return it == s.env.vars.end() ? nullptr : &it->second;
-}
-
-std::string format_bytes(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
 }
 
 }  // namespace gd

@@ -50,8 +50,4 @@ std::string line_ref(const ReportedError& r);
 // Environment value, or nullptr when unset.
 const std::string* env_var(const Snapshot& s, const std::string& name);
 
-std::string format_bytes(uint64_t bytes);  // "24.0 GiB"
-// The parts with `sep` between them.
-std::string join(const std::vector<std::string>& parts, std::string_view sep);
-
 }  // namespace gd

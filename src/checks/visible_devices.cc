@@ -9,6 +9,7 @@
 #include "checks/cuda_visible.h"
 #include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -142,13 +143,6 @@ std::vector<size_t> usable_entries(const CvdResult& r) {
   return out;
 }
 
-std::string trimmed(const std::string& v) {
-  size_t b = v.find_first_not_of(" \t\r\n\v\f");
-  if (b == std::string::npos) return "";
-  size_t e = v.find_last_not_of(" \t\r\n\v\f");
-  return v.substr(b, e - b + 1);
-}
-
 // `export` lines that keep what the user meant: the same entries without the
 // bad one, and the same GPUs by UUID (immune to CUDA_DEVICE_ORDER).
 std::vector<std::string> corrected_exports(const Ctx& c) {
@@ -160,7 +154,7 @@ std::vector<std::string> corrected_exports(const Ctx& c) {
   std::vector<std::string> bdfs;
   for (size_t i : keep) {
     const CvdEntry& e = c.cvd.entries[i];
-    texts.push_back(e.index ? std::to_string(*e.index) : trimmed(e.text));
+    texts.push_back(e.index ? std::to_string(*e.index) : std::string(trim_isspace(e.text)));
     const GpuIdentity& g = c.inv.gpus[*e.gpu];
     uuids.push_back(g.uuid);
     bdfs.push_back(g.bdf);
@@ -192,7 +186,7 @@ std::vector<std::string> bdfs_of(const GpuInventory& inv, const std::vector<size
 
 bool is_minus_one_only(const CvdResult& r) {
   if (r.entries.empty() || !r.stop || *r.stop != 0) return false;
-  return trimmed(r.entries[0].text) == "-1";
+  return trim_isspace(r.entries[0].text) == "-1";
 }
 
 Finding hides_all(const Ctx& c) {

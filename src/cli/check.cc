@@ -11,7 +11,7 @@
 #include "config/config.h"
 #include "report/npd.h"
 #include "report/render.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 #include "util/ascii.h"
 #include "util/duration.h"

@@ -10,7 +10,8 @@
 
 #include "checks/check.h"
 #include "probe/probe.h"
-#include "report/finding.h"
+#include "checks/finding.h"
+#include "util/exe.h"
 #include "util/result.h"
 
 namespace gd {
@@ -60,10 +61,6 @@ void add_selection_options(CLI::App* app, std::vector<std::string>* only,
 Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
                                                   const std::vector<std::string>& skip,
                                                   Config* config);
-// The running binary, re-executed as the probe child.
-std::string self_exe_path();
-// `name` in this binary's directory when it is there and executable, else "".
-std::string sibling_exe(const std::string& name);
 // The snapshot in `from` when given (--from FILE), else this machine probed
 // with `probe`. Error: the file could not be read or is no snapshot.
 Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe);

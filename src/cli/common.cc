@@ -10,10 +10,10 @@
 #include <sstream>
 #include <string_view>
 
+#include "checks/runner.h"
 #include "cli/commands.h"
-#include "probe/text.h"
-#include "report/report.h"
 #include "snapshot/snapshot_json.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -34,8 +34,7 @@ int print_listing(const std::vector<ListedTest>& rows, bool json, const std::str
     return 0;
   }
   for (const auto& r : rows) {
-    std::string ids;
-    for (const auto& id : r.ids) ids += (ids.empty() ? "" : ", ") + id;
+    std::string ids = join_skip_leading_empty(r.ids, ", ");
     std::string level = r.level > 0 ? fmt::format("level {}, ", r.level) : "";
     std::fputs(fmt::format("{:<24} {}\n{:<24}   {}ids: {}\n", r.name, r.description, "", level, ids)
                    .c_str(),
@@ -144,21 +143,6 @@ Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>
   if (!only.empty()) config->only = only;
   config->skip.insert(config->skip.end(), skip.begin(), skip.end());
   return select_checks(config->only, config->skip);
-}
-
-std::string sibling_exe(const std::string& name) {
-  std::string self = self_exe_path();
-  size_t slash = self.rfind('/');
-  if (slash == std::string::npos) return "";
-  std::string path = self.substr(0, slash + 1) + name;
-  return access(path.c_str(), X_OK) == 0 ? path : "";
-}
-
-std::string self_exe_path() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  return std::string(buf, static_cast<size_t>(n));
 }
 
 }  // namespace gd

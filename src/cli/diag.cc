@@ -10,18 +10,19 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "checks/runner.h"
 #include "cli/commands.h"
 #include "diag/evaluate.h"
 #include "diag/json.h"
 #include "diag/progress.h"
 #include "diag/run_helper.h"
 #include "diag/tests.h"
+#include "diag/text.h"
 #include "history/store.h"
 #include "probe/child.h"
+#include "probe/rootfs.h"
 #include "probe/sampler.h"
-#include "report/diag_text.h"
 #include "report/render.h"
-#include "report/report.h"
 #include "util/time.h"
 
 namespace gd {
@@ -77,7 +78,7 @@ bool no_answer(const DiagRun& run) {
 // be written is a note, never the run's failure.
 void record_history(const DiagArgs& args, const Report& report, const std::string& diag_json) {
   std::string path = args.history.empty() ? default_history_path() : args.history;
-  auto store = open_history(path, true);
+  auto store = open_history(path, true, boot_id_or_btime(RootFs("/")));
   if (!store.ok()) {
     print_error("diag: not kept in the history " + path + ": " + store.error());
     return;

@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "fleet/report_input.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 #include "util/read_file.h"
 

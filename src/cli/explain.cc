@@ -13,6 +13,7 @@
 #include "util/ascii.h"
 #include "util/read_file.h"
 #include "util/result.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -41,8 +42,7 @@ std::string sources_line(const Snapshot& s) {
     (p.status == ProbeStatus::kOk ? seen : unseen).push_back(p.name);
   }
   auto list = [](const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    std::string out = join_skip_leading_empty(v, ", ");
     return out.empty() ? std::string("nothing") : out;
   };
   return fmt::format("Read from the text: {} · not in the text: {}", list(seen), list(unseen));

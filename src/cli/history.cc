@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
-#include <ctime>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +19,7 @@
 #include "history/reader.h"
 #include "history/store.h"
 #include "probe/hw_common.h"
+#include "util/ascii.h"
 #include "util/since.h"
 #include "util/time.h"
 
@@ -33,22 +33,12 @@ namespace {
 constexpr int64_t kBeginning = std::numeric_limits<int64_t>::min() / 2;
 
 std::string local_time(int64_t ms) {
-  time_t t = static_cast<time_t>(ms / 1000 - (ms % 1000 < 0 ? 1 : 0));
-  struct tm tm {};
-  localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
+  return local_datetime_text(ms / 1000 - (ms % 1000 < 0 ? 1 : 0));  // floor: before 1970 too
 }
 
 bool all_digits(const std::string& s) {
   return !s.empty() && s.size() < 6 &&
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string known_list(const std::vector<StoredGpu>& gpus) {
@@ -82,10 +72,10 @@ Result<StoredGpu> resolve_gpu(const std::string& query, const std::vector<Stored
     return Error{"--gpu " + query + ": no GPU with that index in the stored reports (" +
                  known_list(gpus) + ")"};
   }
-  std::string want = lower(query);
+  std::string want = ascii_lower(query);
   if (want.rfind("gpu-", 0) == 0 || want.rfind("mig-", 0) == 0) {
     for (const StoredGpu& k : gpus) {
-      if (lower(k.uuid) == want) return k;
+      if (ascii_lower(k.uuid) == want) return k;
     }
     return Error{"--gpu " + query.substr(0, 60) +
                  ": no GPU with that UUID in the stored reports (" + known_list(gpus) + ")"};

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "probe/job_request.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 
 namespace gd {

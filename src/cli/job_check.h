@@ -7,7 +7,7 @@
 
 #include "checks/check.h"
 #include "probe/probe.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "report/gpu_fitness.h"
 #include "snapshot/snapshot.h"
 

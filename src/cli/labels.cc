@@ -19,11 +19,12 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "checks/runner.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/nfd.h"
-#include "report/report.h"
 #include "util/duration.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
@@ -33,12 +34,7 @@ std::string errno_text() { return std::strerror(errno); }
 // now + seconds as RFC 3339 UTC, the form NFD's expiry directive parses.
 std::string rfc3339_after(double seconds) {
   auto t = std::chrono::system_clock::now() + std::chrono::seconds(static_cast<long long>(seconds));
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return iso_time_s(std::chrono::system_clock::to_time_t(t));
 }
 
 bool write_all(int fd, const std::string& data) {

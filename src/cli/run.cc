@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/job_check.h"
 #include "report/render.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -27,30 +27,9 @@ constexpr std::chrono::seconds kScontrolTimeout{10};
 // SLURMD_NODENAME): search where Debian and source installs put scontrol.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-bool is_executable_file(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-}
-
 std::string path_env() {
   const char* p = std::getenv("PATH");
   return p != nullptr && *p != '\0' ? p : kDefaultPath;
-}
-
-// scontrol on PATH. Relative and empty entries are skipped: slurmd's
-// working directory is its log directory, not a place to run programs from.
-std::string find_on_path(const std::string& exe, const std::string& path) {
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    if (colon == std::string::npos) colon = path.size();
-    std::string dir = path.substr(start, colon - start);
-    start = colon + 1;
-    if (dir.empty() || dir[0] != '/') continue;
-    std::string candidate = dir + "/" + exe;
-    if (is_executable_file(candidate)) return candidate;
-  }
-  return "";
 }
 
 std::string node_name(const CheckArgs& args) {

@@ -25,8 +25,10 @@
 #include <algorithm>
 #include <cctype>
 
-#include "probe/text.h"
+#include "util/ascii.h"
+#include "util/bytes.h"
 #include "util/read_file.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -223,12 +225,6 @@ const Section* find_section(std::string_view name) {
   return nullptr;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 void read_pcie(Parser* p, const toml::node& node, const toml::source_region& key_at, Config* c) {
   const toml::table* tbl = node.as_table();
   if (tbl == nullptr) {
@@ -250,7 +246,7 @@ void read_pcie(Parser* p, const toml::node& node, const toml::source_region& key
 }
 
 // [checks] only = [...], skip = [...]: lists of strings; what they name is
-// checked where the checks are selected (report/report.h).
+// checked where the checks are selected (checks/runner.h).
 void read_checks(Parser* p, const toml::node& node, const toml::source_region& key_at, Config* c) {
   const toml::table* tbl = node.as_table();
   if (tbl == nullptr) {
@@ -299,7 +295,7 @@ void read_models(Parser* p, const toml::node& node, const toml::source_region& k
       p->add(k.source(), prefix + ": empty model text would match every GPU");
       continue;
     }
-    std::string folded = lower(k.str());
+    std::string folded = ascii_lower(k.str());
     if (std::find(seen.begin(), seen.end(), folded) != seen.end()) {
       p->add(k.source(), prefix +
                              ": the same text as another model section (matching ignores "
@@ -418,8 +414,8 @@ Result<Config> parse_config(std::string_view text, const std::string& name) {
   c.source = name;
   // The same caps for text that did not come from load_config (the fuzzer).
   if (text.size() > kConfigCapBytes) {
-    return Error{
-        fmt::format("{}: over the {} limit for a config file", name, cap_text(kConfigCapBytes))};
+    return Error{fmt::format("{}: over the {} limit for a config file", name,
+                             format_bytes_exact(kConfigCapBytes))};
   }
   if (uint32_t line = too_deep_line(text); line != 0) {
     return Error{fmt::format("{}:{}: keys or values nest deeper than {} levels (the limit)", name,
@@ -486,6 +482,30 @@ std::string config_path(const std::string& flag, const char* env_value) {
   if (!flag.empty()) return flag;
   if (env_value != nullptr) return env_value;
   return "";
+}
+
+const HealthThresholds& thresholds_for(const Config& c, std::string_view gpu_name) {
+  const ModelThresholds* best = nullptr;
+  for (const auto& m : c.models) {
+    if (!contains_nocase(gpu_name, m.match)) continue;
+    if (best == nullptr || m.match.size() > best->match.size() ||
+        (m.match.size() == best->match.size() && m.match < best->match)) {
+      best = &m;
+    }
+  }
+  return best != nullptr ? best->thresholds : c.health;
+}
+
+const char* config_severity_name(ConfigSeverity s) {
+  switch (s) {
+    case ConfigSeverity::kInfo:
+      return "info";
+    case ConfigSeverity::kWarn:
+      return "warn";
+    case ConfigSeverity::kFail:
+      return "fail";
+  }
+  return "warn";
 }
 
 }  // namespace gd

@@ -14,6 +14,7 @@
 #include "checks/util.h"
 #include "diag/format.h"
 #include "diag/outliers.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "diag/result.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -15,6 +15,8 @@
 #include "checks/util.h"
 #include "diag/format.h"
 #include "diag/outliers.h"
+#include "util/bytes.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -54,7 +56,7 @@ Finding memtest_finding(const DiagRun& run, const Snapshot& s) {
     NodeGpu g = node_gpu(run, s, m->bus_id);
     std::string tested =
         fmt::format("{} tested over {} (patterns {}; seed {})",
-                    format_diag_bytes(static_cast<double>(m->bytes)),
+                    format_bytes_whole_if_round(static_cast<double>(m->bytes)),
                     plural(m->passes, "pass", "passes"), join(m->patterns, ", "), m->seed);
     if (m->errors <= 0 && m->status == DiagStatus::kPass) {
       ok_lines.push_back(fmt::format("{}: no failing word in {}", g.label(), tested));
@@ -125,7 +127,7 @@ Finding mismatch_finding(const DiagRun& run, const Snapshot& s) {
     ++verified;
     if (c.status == DiagStatus::kFail || c.mismatches > 0) {
       bad(c.bus_id, fmt::format("{}: {} copy of {}: {} differ{}", label(c.bus_id), c.direction,
-                                format_diag_bytes(static_cast<double>(c.bytes)),
+                                format_bytes_whole_if_round(static_cast<double>(c.bytes)),
                                 plural(c.mismatches, "element", "elements"),
                                 c.message.empty() ? "" : " (" + c.message + ")"));
     }

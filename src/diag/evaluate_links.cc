@@ -16,6 +16,8 @@
 #include "checks/util.h"
 #include "diag/format.h"
 #include "diag/outliers.h"
+#include "util/bytes.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -248,7 +250,7 @@ Finding nccl_finding(const DiagRun& run, const Snapshot& s, const std::vector<Di
     const DiagNcclPoint& last = run.nccl->points.back();
     std::string line = fmt::format("NCCL all-reduce over {} GPUs: bus bandwidth {} at {}", n_gpus,
                                    format_diag_value(busbw->value, "bytes/s"),
-                                   format_diag_bytes(static_cast<double>(last.bytes)));
+                                   format_bytes_whole_if_round(static_cast<double>(last.bytes)));
     if (busbw->expected > 0) {
       line += fmt::format("; a healthy node reaches at least {} ({})",
                           format_diag_value(busbw->expected, "bytes/s"), busbw->basis);

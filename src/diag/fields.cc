@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
 namespace gd {
 
 std::string format_diag_value(double value, const std::string& unit) {
@@ -18,16 +16,6 @@ std::string format_diag_value(double value, const std::string& unit) {
   if (unit == "ratio") return fmt::format("{:.1f} %", value * 100);
   if (unit == "us" || unit == "µs") return fmt::format("{:.1f} µs", value);
   return fmt::format("{:.4g} {}", value, unit);
-}
-
-std::string format_diag_bytes(double bytes) {
-  static const char* const kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
-  if (u == 0) return fmt::format("{:.0f} bytes", bytes);
-  if (std::fabs(bytes - std::round(bytes)) < 0.05)
-    return fmt::format("{:.0f} {}", bytes, kUnits[u]);
-  return fmt::format("{:.1f} {}", bytes, kUnits[u]);
 }
 
 }  // namespace gd

@@ -12,7 +12,4 @@ namespace gd {
 // "12.3 µs", anything else as "<value> <unit>".
 std::string format_diag_value(double value, const std::string& unit);
 
-// 1048576 -> "1 MiB", 1536 -> "1.5 KiB", 150754820096 -> "140.4 GiB".
-std::string format_diag_bytes(double bytes);
-
 }  // namespace gd

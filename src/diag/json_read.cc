@@ -6,7 +6,7 @@
 
 #include "diag/fields.h"
 #include "diag/json.h"
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

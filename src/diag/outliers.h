@@ -14,7 +14,7 @@
 #include "catalog/gpu_perf.h"
 #include "diag/evaluate.h"
 #include "diag/result.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

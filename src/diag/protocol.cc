@@ -18,7 +18,7 @@
 
 #include "diag/fields.h"
 #include "kernlog/decode.h"
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

@@ -15,7 +15,8 @@
 #include "diag/run_helper.h"
 #include "probe/child.h"
 #include "probe/sampler.h"
-#include "probe/text.h"
+#include "util/bytes.h"
+#include "util/text.h"
 #include "util/time.h"
 
 namespace gd {
@@ -29,12 +30,6 @@ constexpr size_t kMaxHelperStdoutBytes = 16u << 20;
 constexpr size_t kMaxHelperStderrBytes = 16u << 10;
 constexpr size_t kStderrTailLines = 8;
 constexpr size_t kMaxSamples = 100000;
-
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s);
-  return buf;
-}
 
 // The sampler thread: a sample every interval until stop(), kept for the
 // GPUs under test. NVML that hangs is the sampler's deadline's business;
@@ -156,7 +151,7 @@ std::string incomplete_text(const ChildResult& r, bool done, const std::string& 
   if (!r.started) return "could not start: " + printable(r.start_error, 512);
   std::string where = in_test(last_started);
   if (r.timed_out) {
-    std::string s = "timeout after " + seconds_text(deadline_s) + " s" + where;
+    std::string s = "timeout after " + seconds_1dp(deadline_s) + " s" + where;
     if (!r.reaped) s += " (it did not die after SIGKILL: stuck in the driver)";
     return s;
   }
@@ -204,7 +199,7 @@ DiagRun run_diag_helper(const DiagOptions& opt) {
   bool done = parse_helper_output(r.out, &run);
   if (r.out_truncated) {
     run.errors.push_back(
-        {"", "", "helper output cut at " + std::to_string(kMaxHelperStdoutBytes >> 20) + " MiB"});
+        {"", "", "helper output cut at " + format_bytes_exact(kMaxHelperStdoutBytes)});
   }
   run.wall_ms = r.duration_ms;
   run.incomplete = incomplete_text(r, done, run.last_started, deadline_s);

@@ -8,9 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cli/commands.h"
 #include "kernlog/decode.h"
-#include "probe/text.h"
+#include "util/ascii.h"
+#include "util/exe.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -70,12 +71,6 @@ std::string number_text(double v) {
   return buf;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // A GPU --gpus can name.
 struct Candidate {
   std::string bus_id;
@@ -87,9 +82,9 @@ std::vector<Candidate> candidates(const Snapshot& s, std::string* source) {
   std::vector<Candidate> out;
   for (const NvmlGpu& g : s.nvml.gpus) {
     if (!g.pci_bus_id.ok()) continue;
-    std::string bus = normalize_pci_address(lower(g.pci_bus_id.value));
+    std::string bus = normalize_pci_address(ascii_lower(g.pci_bus_id.value));
     if (bus.empty()) continue;
-    out.push_back({bus, std::to_string(g.index), g.uuid.ok() ? lower(g.uuid.value) : ""});
+    out.push_back({bus, std::to_string(g.index), g.uuid.ok() ? ascii_lower(g.uuid.value) : ""});
   }
   *source = "NVML";
   if (!out.empty()) return out;
@@ -98,7 +93,7 @@ std::vector<Candidate> candidates(const Snapshot& s, std::string* source) {
   *source = "the PCI bus";
   for (const PciDevice& d : s.pci) {
     if (d.vendor_id != 0x10de || (d.class_code >> 16) != 0x03) continue;
-    out.push_back({d.bdf, std::to_string(out.size()), lower(d.proc_uuid)});
+    out.push_back({d.bdf, std::to_string(out.size()), ascii_lower(d.proc_uuid)});
   }
   return out;
 }
@@ -135,7 +130,7 @@ Result<std::vector<std::string>> resolve_diag_gpus(const Snapshot& s, const std:
     return out;
   }
   for (std::string_view raw : split(list, ',')) {
-    std::string item = lower(trim(raw));
+    std::string item = ascii_lower(trim(raw));
     if (item.empty()) continue;
     std::string bus = item;
     // "17:00.0" and "17:00": bus:device[.function] without the domain.

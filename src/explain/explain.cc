@@ -9,11 +9,12 @@
 #include <ctime>
 
 #include "catalog/findings.h"
+#include "checks/runner.h"
 #include "explain/parse.h"
 #include "explain/suspects.h"
 #include "kernlog/scanner.h"
-#include "report/report.h"
 #include "util/ascii.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
@@ -36,13 +37,6 @@ bool kernel_line(std::string_view t) {
     return i > digits && i < t.size() && t[i] == '.';
   }
   return false;
-}
-
-int current_year() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  return tm.tm_year + 1900;
 }
 
 bool is_cause(const Finding& f) {
@@ -101,7 +95,7 @@ Snapshot snapshot_from_text(std::string_view raw) {
 
   add_regression_lines(text, &p);
 
-  KernelLogScanner scanner(current_year());
+  KernelLogScanner scanner(utc_year(std::time(nullptr)));
   scanner.add_text(text);
   KernelLogInfo log = scanner.finish(ScanReference{});
   if (kernel_text || !log.events.empty()) {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "checks/check.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

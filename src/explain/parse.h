@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "probe/text.h"  // trim
+#include "util/text.h"  // trim
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "explain/parse.h"
-#include "probe/text.h"
+#include "util/text.h"
 #include "util/ascii.h"
 #include "util/substring_index.h"
 

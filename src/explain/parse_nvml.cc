@@ -337,7 +337,7 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
     for (; end < line.size() && std::isalnum(static_cast<unsigned char>(line[end])); ++end) {
       const char c = line[end];
       if (std::isupper(static_cast<unsigned char>(c)) || end == at + 10) name += '_';
-      name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      name += ascii_upper(c);
     }
     int rc = nvml_error_by_name(name);
     if (rc > 0) {

@@ -16,6 +16,7 @@
 #include "checks/checks.h"
 #include "checks/util.h"
 #include "explain/parse.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -4,9 +4,11 @@
 #include <map>
 #include <set>
 
+#include "checks/runner.h"
 #include "checks/util.h"
 #include "fleet/identity.h"
-#include "report/report.h"
+#include "util/bytes.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -274,9 +276,7 @@ std::string finding_text(Severity sev, const std::set<std::string>& gpus) {
   if (gpus.empty()) return out;
   // Beyond a few GPUs the count says enough and keeps the line short.
   if (gpus.size() > 4) return out + " on " + std::to_string(gpus.size()) + " GPUs";
-  std::string list;
-  for (const auto& g : gpus) list += (list.empty() ? "" : ", ") + g;
-  return out + " on " + list;
+  return out + " on " + join_skip_leading_empty(gpus, ", ");
 }
 
 void compare_reports(const std::vector<DiffNode>& nodes, std::vector<FieldDiff>* out) {

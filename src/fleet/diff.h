@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "checks/check.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -4,14 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include "fleet/diff.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
 
 std::string list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
+  return join_skip_leading_empty(items, ", ");
 }
 
 // A value with a space in quotes, so `has "not running"` reads as one value.

@@ -4,15 +4,10 @@
 #include <set>
 
 #include "checks/util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
-
-std::string join_set(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-  return out;
-}
 
 // 12040 -> "12.4" (nvidia-facts.md: major*1000 + minor*10).
 std::string cuda_text(int v) {
@@ -93,8 +88,8 @@ NodeIdentity node_identity(const Snapshot& s) {
     // Without NVML the driver's own name for the board still tells the model.
     if (s.nvml.gpus.empty() && !d.proc_model.empty()) models.insert(d.proc_model);
   }
-  id.gpu_model = join_set(models);
-  id.vbios = join_set(vbios);
+  id.gpu_model = join_skip_leading_empty(models, ",");
+  id.vbios = join_skip_leading_empty(vbios, ",");
   if (!has_nvswitch(s)) {
     id.fabric_manager = "n/a";
   } else if (const ServiceInfo* fm = find_service(s, "nv-fabricmanager"); fm && fm->running) {

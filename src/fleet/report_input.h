@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 #include "util/result.h"
 

@@ -5,33 +5,18 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "util/text.h"
+
 namespace gd {
 
 namespace {
 
 using history::Stmt;
 
-std::vector<std::string> split_gpus(const std::string& joined) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < joined.size()) {
-    size_t comma = joined.find(',', start);
-    if (comma == std::string::npos) comma = joined.size();
-    if (comma > start) out.push_back(joined.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const std::string& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 // Columns 0-3 of a findings row: id, severity, gpus, summary.
 StoredFinding finding_at(const Stmt& s, int col) {
-  return StoredFinding{s.text(col), s.text(col + 1), split_gpus(s.text(col + 2)), s.text(col + 3)};
+  return StoredFinding{s.text(col), s.text(col + 1), split_strings_nonempty(s.text(col + 2), ','),
+                       s.text(col + 3)};
 }
 
 // A JSON array of strings as the store wrote it; anything else reads empty.
@@ -214,9 +199,9 @@ Result<bool> HistoryReader::read_diag_findings(StoredDiagRun* r) {
   s->bind_int(1, r->id);
   int rc;
   while ((rc = s->step()) == SQLITE_ROW) {
-    r->findings.push_back(StoredDiagFinding{s->text(0), s->text(1), split_gpus(s->text(2)),
-                                            s->text(3), string_array(s->text(4)),
-                                            string_array(s->text(5))});
+    r->findings.push_back(StoredDiagFinding{s->text(0), s->text(1),
+                                            split_strings_nonempty(s->text(2), ','), s->text(3),
+                                            string_array(s->text(4)), string_array(s->text(5))});
   }
   if (rc != SQLITE_DONE) return fail(db_.errmsg());
   return true;
@@ -291,7 +276,7 @@ void diff_reports(const StoredReport* before, const StoredReport& after, const s
     std::map<std::string, const StoredFinding*> m;
     if (!r) return m;
     for (const StoredFinding& f : r->findings) {
-      if (concerns(f)) m.emplace(f.id + '|' + join(f.gpus), &f);
+      if (concerns(f)) m.emplace(f.id + '|' + join_skip_leading_empty(f.gpus, ","), &f);
     }
     return m;
   };
@@ -308,7 +293,7 @@ void diff_reports(const StoredReport* before, const StoredReport& after, const s
   }
   // In the report's own order (most likely root cause first).
   for (const StoredFinding& f : after.findings) {
-    auto n = now.find(f.id + '|' + join(f.gpus));
+    auto n = now.find(f.id + '|' + join_skip_leading_empty(f.gpus, ","));
     if (n == now.end() || n->second != &f) continue;
     auto w = was.find(n->first);
     if (w != was.end() && w->second->severity == f.severity) continue;
@@ -322,7 +307,7 @@ void diff_reports(const StoredReport* before, const StoredReport& after, const s
   }
   if (!before) return;
   for (const StoredFinding& f : before->findings) {
-    auto w = was.find(f.id + '|' + join(f.gpus));
+    auto w = was.find(f.id + '|' + join_skip_leading_empty(f.gpus, ","));
     if (w == was.end() || w->second != &f || now.count(w->first)) continue;
     Change c;
     c.kind = Change::Kind::kCleared;

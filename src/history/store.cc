@@ -7,13 +7,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "history/db.h"
 #include "kernlog/line.h"
+#include "util/text.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -21,14 +22,6 @@ namespace {
 
 using history::Db;
 using history::Stmt;
-
-std::string first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  return line;
-}
 
 // A kernel-log time as printed, on the clock it was printed in: seconds
 // since boot ("[   12.345678]") or unix seconds ("Dec  2 10:00:01",
@@ -47,13 +40,6 @@ std::optional<StampTime> stamp_time(const std::string& stamp, int year) {
   return std::nullopt;
 }
 
-int year_of(int64_t unix_ms) {
-  time_t t = static_cast<time_t>(unix_ms / 1000);
-  struct tm tm {};
-  gmtime_r(&t, &tm);
-  return tm.tm_year + 1900;
-}
-
 // Wall-clock times of an event's first and last occurrence, in unix ms.
 // The last is "now" less its age; the first is the last less the distance
 // between the two stamps when they are on one clock, else the last.
@@ -64,7 +50,7 @@ std::pair<int64_t, int64_t> event_times(int64_t unix_ms, const KernelEvent& e) {
   }
   int64_t first = last;
   if (e.first != e.last) {
-    int year = year_of(unix_ms);
+    int year = utc_year(unix_ms / 1000);
     auto f = stamp_time(e.first, year);
     auto l = stamp_time(e.last, year);
     if (f && l && f->boot == l->boot && l->s >= f->s && l->s - f->s < 1e10) {
@@ -87,15 +73,6 @@ int stored_findings(const Report& r) {
   return static_cast<int>(std::count_if(r.findings.begin(), r.findings.end(), [](const Finding& f) {
     return says_something(f.severity);
   }));
-}
-
-std::string join(const std::vector<std::string>& v, char sep) {
-  std::string out;
-  for (const std::string& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
 }
 
 std::string string_array(const std::vector<std::string>& v) {
@@ -122,11 +99,12 @@ std::string signature(const Report& r) {
   std::vector<std::string> parts;
   for (const Finding& f : r.findings) {
     if (says_something(f.severity)) {
-      parts.push_back(f.id + '|' + severity_name(f.severity) + '|' + join(f.gpus, ','));
+      parts.push_back(f.id + '|' + severity_name(f.severity) + '|' +
+                      join_skip_leading_empty(f.gpus, ","));
     }
   }
   std::sort(parts.begin(), parts.end());
-  return std::string(severity_name(r.verdict)) + '\n' + join(parts, '\n');
+  return std::string(severity_name(r.verdict)) + '\n' + join_skip_leading_empty(parts, "\n");
 }
 
 // One transaction: BEGIN IMMEDIATE (the write lock up front, so it cannot
@@ -182,7 +160,8 @@ constexpr const char* kInsertEvent =
 
 class SqliteStore final : public HistoryStore {
  public:
-  SqliteStore(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
+  SqliteStore(std::string path, Db db, std::string boot_id)
+      : path_(std::move(path)), db_(std::move(db)), boot_id_(std::move(boot_id)) {}
 
   Result<bool> prepare() {
     struct {
@@ -198,7 +177,6 @@ class SqliteStore final : public HistoryStore {
       if (!p.ok()) return Error{path_ + ": " + p.error()};
       *s.stmt = std::move(*p);
     }
-    boot_id_ = read_boot_id();
     return true;
   }
 
@@ -257,7 +235,7 @@ class SqliteStore final : public HistoryStore {
                               const std::vector<KernelEvent>& events) override {
     std::lock_guard lock(mu_);
     if (events.empty()) return 0;
-    int year = year_of(unix_ms);
+    int year = utc_year(unix_ms / 1000);
     Transaction tx(db_.get());
     if (auto b = tx.begin(); !b.ok()) return fail(b.error());
     int fresh = 0;
@@ -388,7 +366,7 @@ class SqliteStore final : public HistoryStore {
       fi.bind_int(2, unix_ms);
       fi.bind_text(3, f.id);
       fi.bind_text(4, severity_name(f.severity));
-      fi.bind_text(5, join(f.gpus, ','));
+      fi.bind_text(5, join_skip_leading_empty(f.gpus, ","));
       fi.bind_text(6, f.summary);
       if (with_details) {
         fi.bind_text(7, string_array(f.evidence));
@@ -427,22 +405,11 @@ std::string default_history_path() {
   return home + "/.local/state/gpudoctor/history.db";
 }
 
-std::string read_boot_id(const std::string& root) {
-  std::string base = root.empty() || root == "/" ? "" : root;
-  std::string id = first_line(base + "/proc/sys/kernel/random/boot_id");
-  if (!id.empty()) return id;
-  std::ifstream stat(base + "/proc/stat");
-  std::string line;
-  while (std::getline(stat, line)) {
-    if (line.rfind("btime ", 0) == 0) return "btime:" + line.substr(6);
-  }
-  return "";
-}
-
-Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create) {
+Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create,
+                                                   std::string boot_id) {
   auto db = history::open_db(path, create ? history::OpenMode::kCreate : history::OpenMode::kWrite);
   if (!db.ok()) return Error{db.error()};
-  auto store = std::make_unique<SqliteStore>(path, std::move(*db));
+  auto store = std::make_unique<SqliteStore>(path, std::move(*db), std::move(boot_id));
   if (auto p = store->prepare(); !p.ok()) return Error{p.error()};
   return std::unique_ptr<HistoryStore>(std::move(store));
 }

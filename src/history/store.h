@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "util/result.h"
 
 namespace gd {
@@ -22,12 +22,6 @@ namespace gd {
 // /var/lib/gpudoctor/history.db; anyone else $XDG_STATE_HOME/gpudoctor/
 // history.db, else ~/.local/state/gpudoctor/history.db.
 std::string default_history_path();
-
-// The kernel's id of the running boot (/proc/sys/kernel/random/boot_id
-// under root), which keeps events of different boots apart: their kernel
-// log times all restart at 0. Falls back to "btime:<unix s>" from
-// /proc/stat, then "".
-std::string read_boot_id(const std::string& root = "/");
 
 // A report's JSON is stored again after this long even when nothing
 // changed (ms), so the GPUs' identities stay at hand; in between, reports
@@ -42,8 +36,8 @@ class HistoryStore {
   // fail: id, severity, GPUs, summary) and the report JSON, at unix_ms.
   virtual Result<bool> add_report(int64_t unix_ms, const Report& r,
                                   std::string_view report_json) = 0;
-  // Kernel events as decoded (kernlog), of this boot (read_boot_id() at
-  // open). Pass the events folded over the whole log, as the snapshot's
+  // Kernel events as decoded (kernlog), of this boot (the boot_id given to
+  // open_history). Pass the events folded over the whole log, as the snapshot's
   // kernel_log.events are, not a --since window. An event already stored
   // (same boot, kind, type, code, GPU, first occurrence) is updated, not
   // duplicated; one whose first occurrence moved later within the last
@@ -75,6 +69,10 @@ class HistoryStore {
 
 // Opens (creating the file and its directory when `create`) and migrates
 // the schema. Error: unreadable, not a gpudoctor history, newer schema.
-Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create);
+// boot_id: the running boot's (boot_id_or_btime, probe/rootfs.h), which
+// keeps kernel events of different boots apart: their kernel log times all
+// restart at 0. The caller reads it through RootFs.
+Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create,
+                                                   std::string boot_id);
 
 }  // namespace gd

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "catalog/nvrm.h"
-#include "probe/text.h"  // trim, hex_digit
+#include "util/text.h"  // trim, hex_digit
 
 namespace gd {
 

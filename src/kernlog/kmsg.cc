@@ -2,13 +2,13 @@
 
 #include <charconv>
 
-#include "probe/text.h"  // hex_digit
+#include "util/text.h"  // hex_digit
 
 namespace gd {
 
 namespace {
 
-// A header field: digits only. (probe/text.h's parse_u64 trims blanks, which
+// A header field: digits only. (util/text.h's parse_u64 trims blanks, which
 // a kmsg header never has: one there means the record is garbled.)
 bool parse_field(std::string_view s, uint64_t* out) {
   if (s.empty()) return false;

@@ -11,6 +11,7 @@
 
 #include "catalog/nvrm.h"
 #include "kernlog/line.h"
+#include "util/ascii.h"
 
 namespace gd {
 
@@ -27,8 +28,7 @@ struct Keyword {
 };
 
 bool contains_keyword(std::string_view s, const std::vector<Keyword>& base) {
-  std::string lower(s);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = ascii_lower(s);
   for (const Keyword& k : base) {
     if (s.find(k.literal) != std::string_view::npos) return true;
     if ((k.flags & HS_FLAG_CASELESS) && lower.find(k.literal) != std::string::npos) return true;

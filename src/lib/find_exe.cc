@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "lib/lib_internal.h"
+#include "util/exe.h"
 
 // Set by cmake/libgpudoctor.cmake: the installed bindir relative to the
 // installed libdir ("../bin"), and the absolute bindir of the configured prefix.
@@ -22,11 +23,6 @@
 
 namespace gd::lib {
 namespace {
-
-bool is_executable_file(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-}
 
 std::string dir_of(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -46,24 +42,6 @@ std::string this_library_dir() {
   std::string path = real != nullptr ? real : info.dli_fname;
   std::free(real);
   return dir_of(path);
-}
-
-std::string search_path(const char* path_env) {
-  if (path_env == nullptr) return "";
-  std::string path = path_env;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    if (colon == std::string::npos) colon = path.size();
-    std::string dir = path.substr(start, colon - start);
-    // An empty or relative entry means the current directory: never run a
-    // binary that happens to lie where the training script was started.
-    if (!dir.empty() && dir[0] == '/' && is_executable_file(dir + "/gpudoctor")) {
-      return dir + "/gpudoctor";
-    }
-    start = colon + 1;
-  }
-  return "";
 }
 
 }  // namespace
@@ -89,7 +67,8 @@ Result<std::string> find_gpudoctor_exe() {
   std::string installed = GD_INSTALL_BINDIR "/gpudoctor";
   if (is_executable_file(installed)) return installed;
   tried += installed + ", $PATH";
-  std::string on_path = search_path(std::getenv("PATH"));
+  const char* path = std::getenv("PATH");
+  std::string on_path = path != nullptr ? find_on_path("gpudoctor", path) : "";
   if (!on_path.empty()) return on_path;
   return Error{"no gpudoctor binary found (tried " + tried + "); set GPUDOCTOR_EXE to its path"};
 }

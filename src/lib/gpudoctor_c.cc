@@ -15,7 +15,7 @@
 #include "gpudoctor/gpudoctor.h"
 #include "lib/lib_internal.h"
 #include "report/render.h"
-#include "report/report.h"
+#include "checks/runner.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 
 #include "lib/lib_internal.h"
 #include "util/duration.h"
+#include "util/text.h"
 
 namespace gd::lib {
 namespace {
@@ -28,9 +29,8 @@ Result<json> parse_object(const char* options_json) {
 Result<bool> only_known_keys(const json& j, const std::set<std::string>& known) {
   for (const auto& [key, value] : j.items()) {
     if (known.count(key) != 0) continue;
-    std::string names;
-    for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-    return Error{"options: unknown key '" + key + "' (known: " + names + ")"};
+    return Error{"options: unknown key '" + key +
+                 "' (known: " + join_skip_leading_empty(known, ", ") + ")"};
   }
   return true;
 }

@@ -19,6 +19,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/fd.h"
+
 extern char** environ;
 
 namespace gd {
@@ -236,34 +238,6 @@ void ChildRunner::finish(Proc* p) {
   p->done = true;
 }
 
-namespace {
-
-// Reads what is there without blocking; false at end of file.
-bool drain(int fd, std::string* into, size_t max, bool keep_tail, bool* truncated) {
-  if (fd < 0) return false;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) {
-      size_t got = static_cast<size_t>(n);
-      if (keep_tail) {
-        into->append(buf, got);
-        if (into->size() > 2 * max) into->erase(0, into->size() - max);
-      } else {
-        size_t room = into->size() < max ? max - into->size() : 0;
-        into->append(buf, std::min(room, got));
-        if (got > room && truncated != nullptr) *truncated = true;
-      }
-      continue;
-    }
-    if (n == 0) return false;
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK;  // other errors: treat as closed
-  }
-}
-
-}  // namespace
-
 bool ChildRunner::step() {
   auto running = [](const Proc& p) { return !p.done; };
   if (std::none_of(procs_.begin(), procs_.end(), [&](auto& p) { return running(*p); })) {
@@ -323,9 +297,9 @@ bool ChildRunner::step() {
         continue;
       }
       if (now >= p->exit_time + kDrainGrace) {
-        drain(p->out_fd, &p->result.out, p->max_out, false, &p->result.out_truncated);
+        drain_fd_head(p->out_fd, &p->result.out, p->max_out, &p->result.out_truncated);
         p->emit_lines();
-        drain(p->err_fd, &p->result.err_tail, p->max_err, true, nullptr);
+        drain_fd_tail(p->err_fd, &p->result.err_tail, p->max_err);
         finish(p.get());
         finished_one = true;
         continue;
@@ -361,12 +335,12 @@ bool ChildRunner::step() {
     if (fds[i].revents == 0) continue;
     auto [p, kind] = owners[i];
     if (kind == 0) {
-      if (!drain(p->out_fd, &p->result.out, p->max_out, false, &p->result.out_truncated)) {
+      if (!drain_fd_head(p->out_fd, &p->result.out, p->max_out, &p->result.out_truncated)) {
         close_fd(&p->out_fd);
       }
       p->emit_lines();
     } else if (kind == 1) {
-      if (!drain(p->err_fd, &p->result.err_tail, p->max_err, true, nullptr)) {
+      if (!drain_fd_tail(p->err_fd, &p->result.err_tail, p->max_err)) {
         close_fd(&p->err_fd);
       }
     }

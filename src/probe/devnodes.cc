@@ -38,7 +38,7 @@
 
 #include "probe/file_probes.h"
 #include "probe/probe.h"
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -4,7 +4,7 @@
 // /proc/devices, /sys/module/nvidia_uvm/parameters/uvm_disable_hmm.
 #include "probe/file_probes.h"
 #include "probe/probe.h"
-#include "probe/text.h"
+#include "util/text.h"
 #include "util/ascii.h"
 
 namespace gd {

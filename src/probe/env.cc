@@ -13,7 +13,7 @@
 
 #include "probe/file_probes.h"
 #include "probe/probe.h"
-#include "probe/text.h"
+#include "util/text.h"
 #include "util/ascii.h"
 
 extern char** environ;

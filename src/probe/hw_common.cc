@@ -11,6 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "util/ascii.h"
+#include "util/time.h"
+
 namespace gd {
 namespace {
 
@@ -37,13 +40,6 @@ void write_line(char tag, const std::string& body) {
 std::string dump(const nlohmann::json& j) {
   // A broken driver may return invalid UTF-8 in a name: replace, never throw.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
 }
 
 }  // namespace
@@ -101,7 +97,7 @@ std::string normalize_bus_id(const std::string& id) {
   int used = 0;
   if (std::sscanf(id.c_str(), "%lx:%x:%x.%x%n", &domain, &bus, &dev, &fn, &used) != 4 ||
       static_cast<size_t>(used) != id.size() || bus > 0xff || dev > 0x1f || fn > 7) {
-    return lower(id);
+    return ascii_lower(id);
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04lx:%02x:%02x.%x", domain, bus, dev, fn);
@@ -167,9 +163,7 @@ std::string child_failure(const ChildResult& r, const ParsedChildOutput& p) {
   std::string in = p.last_call.empty() ? "" : " in " + p.last_call;
   if (!r.started) return "could not start: " + r.start_error;
   if (r.timed_out) {
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f", r.duration_ms / 1000.0);
-    std::string s = std::string("timeout after ") + secs + " s" + in;
+    std::string s = "timeout after " + seconds_1dp(r.duration_ms / 1000.0) + " s" + in;
     if (!r.reaped) s += " (still stuck in the kernel after SIGKILL)";
     return s;
   }

@@ -12,7 +12,7 @@
 #include <cctype>
 
 #include "probe/pci_topology.h"
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

@@ -21,7 +21,8 @@
 #include "probe/kernel_log_source.h"
 #include "probe/probe.h"
 #include "probe/rootfs.h"
-#include "probe/text.h"
+#include "util/text.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -29,24 +30,12 @@ namespace klog {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-int year_of(std::time_t t) {
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return tm.tm_year + 1900;
-}
-
 // /proc/sys/kernel/dmesg_restrict: "0\n" or "1\n"; -1 when unknown.
 int read_dmesg_restrict(const RootFs& fs) {
   auto r = fs.read_line("/proc/sys/kernel/dmesg_restrict");
   if (!r) return -1;
   auto v = parse_u64(*r);
   return v && *v <= 1 ? static_cast<int>(*v) : -1;
-}
-
-std::string join_reasons(const std::vector<std::string>& reasons) {
-  std::string out;
-  for (const auto& r : reasons) out += (out.empty() ? "" : "; ") + r;
-  return out;
 }
 
 }  // namespace klog
@@ -59,11 +48,9 @@ using klog::feed_journal;
 using klog::feed_kmsg_file;
 using klog::feed_text_fd;
 using klog::file_year;
-using klog::join_reasons;
 using klog::open_kmsg;
 using klog::open_user_file;
 using klog::read_dmesg_restrict;
-using klog::year_of;
 
 namespace {
 
@@ -254,11 +241,11 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
   auto done = [&](Feed& f, const ScanReference& ref, std::string source) {
     if (stats != nullptr) *stats = f.stats;
     KernelLogInfo info = finish(f, ref, opt.max_age_s, std::move(source));
-    info.unreadable = join_reasons(reasons);
+    info.unreadable = join_skip_leading_empty(reasons, "; ");
     info.dmesg_restrict = dmesg_restrict;
     return info;
   };
-  int year = year_of(std::time(nullptr));
+  int year = local_year(std::time(nullptr));
 
   if (auto k = open_kmsg(fs)) {
     Feed f(year);
@@ -300,7 +287,7 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       reasons.push_back("/var/log/kern.log is not a regular file");
     } else {
-      Feed f(year_of(st.st_mtime));
+      Feed f(local_year(st.st_mtime));
       // Live: ages against now; a recorded tree's file against its newest line.
       auto ref =
           declare_window(&f, opt, fs.live() ? std::optional(reference_at(fs)) : std::nullopt, fd);
@@ -318,7 +305,7 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
 
   KernelLogInfo info;
   info.attempted = true;
-  info.unreadable = join_reasons(reasons);
+  info.unreadable = join_skip_leading_empty(reasons, "; ");
   info.dmesg_restrict = dmesg_restrict;
   if (stats != nullptr) *stats = KernelLogStats{};
   return info;

@@ -17,7 +17,8 @@
 #include "probe/kernel_log.h"
 #include "probe/kernel_log_source.h"
 #include "probe/rootfs.h"
-#include "probe/text.h"
+#include "util/text.h"
+#include "util/time.h"
 
 namespace gd {
 
@@ -44,13 +45,11 @@ using klog::Feed;
 using klog::feed_journal;
 using klog::file_year;
 using klog::follow_journal;
-using klog::join_reasons;
 using klog::kPollMs;
 using klog::OnEvent;
 using klog::open_kmsg;
 using klog::open_user_file;
 using klog::stopped;
-using klog::year_of;
 
 namespace {
 
@@ -185,7 +184,7 @@ Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_ev
   }
   RootFs fs(opt.root);
   std::vector<std::string> reasons;
-  int year = year_of(std::time(nullptr));
+  int year = local_year(std::time(nullptr));
   if (auto k = open_kmsg(fs)) {
     Feed f(year);
     f.scanner.keep_new(SIZE_MAX);
@@ -212,7 +211,7 @@ Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_ev
                        on_event, stop);
   }
   reasons.push_back("no /var/log/kern.log");
-  return Error{"no kernel log to follow: " + join_reasons(reasons)};
+  return Error{"no kernel log to follow: " + join_skip_leading_empty(reasons, "; ")};
 }
 
 }  // namespace gd

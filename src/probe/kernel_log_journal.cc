@@ -3,33 +3,17 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <ctime>
 #include <string>
 
 #include "kernlog/kmsg.h"
 #include "probe/kernel_log_source.h"
 #include "probe/rootfs.h"
-#include "probe/text.h"
+#include "util/text.h"
+#include "util/time.h"
 
 namespace gd::klog {
 
 namespace {
-
-// /proc/sys/kernel/random/boot_id: "a6a7c528-2340-47bb-984e-4e6b64c199cc";
-// the journal's _BOOT_ID is the same without dashes. "" when unknown.
-std::string current_boot_id(const RootFs& fs) {
-  auto r = fs.read_line("/proc/sys/kernel/random/boot_id");
-  if (!r) return "";
-  std::string id;
-  for (char c : *r) {
-    if (c == '-') continue;
-    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-    if (!hex) return "";
-    id += c;
-  }
-  return id.size() == 32 ? id : "";
-}
 
 // --- the journal ---------------------------------------------------------------
 
@@ -87,7 +71,7 @@ std::string newest_kernel_boot(sd_journal* j) {
 
 // (kernel AND this boot) OR (fabric manager AND this boot).
 bool add_journal_matches(const RootFs& fs, sd_journal* j) {
-  std::string boot = current_boot_id(fs);
+  std::string boot = boot_id_hex(fs);
   if (boot.empty()) boot = newest_kernel_boot(j);
   if (boot.empty()) return false;
   std::string boot_match = "_BOOT_ID=" + boot;
@@ -97,18 +81,6 @@ bool add_journal_matches(const RootFs& fs, sd_journal* j) {
          sd_journal_add_disjunction(j) >= 0 &&
          sd_journal_add_match(j, "SYSLOG_IDENTIFIER=nv-fabricmanager", 0) >= 0 &&
          sd_journal_add_match(j, boot_match.c_str(), 0) >= 0;
-}
-
-// "2026-12-02T10:00:01.123456+00:00": the ISO syslog stamp kernlog/line.h reads.
-std::string iso_stamp(uint64_t realtime_usec) {
-  std::time_t t = static_cast<std::time_t>(realtime_usec / 1000000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[24];
-  std::snprintf(frac, sizeof frac, ".%06u+00:00", static_cast<unsigned>(realtime_usec % 1000000));
-  return std::string(buf) + frac;
 }
 
 // One journal entry. Kernel entries become kmsg records (journald keeps the
@@ -126,7 +98,7 @@ void feed_journal_entry(sd_journal* j, Feed* f) {
     sd_journal_get_realtime_usec(j, &rt);
     auto host = journal_field(j, "_HOSTNAME");
     auto pid = journal_field(j, "_PID");
-    prefix = iso_stamp(rt) + " " + std::string(host ? printable(*host, 64) : "localhost") +
+    prefix = iso_time_us(rt) + " " + std::string(host ? printable(*host, 64) : "localhost") +
              " nv-fabricmanager";
     if (pid) prefix += "[" + printable(*pid, 16) + "]";
     prefix += ": ";

@@ -21,8 +21,8 @@
 #include "kernlog/scanner.h"
 #include "probe/kernel_log.h"
 #include "probe/rootfs.h"
-#include "probe/text.h"
 #include "util/result.h"
+#include "util/text.h"
 
 namespace gd::klog {
 
@@ -59,9 +59,7 @@ class Fd {
   bool owned_;
 };
 
-int year_of(std::time_t t);
 int read_dmesg_restrict(const RootFs& fs);
-std::string join_reasons(const std::vector<std::string>& reasons);
 
 // What was read, on its way to the scanner.
 struct Feed {

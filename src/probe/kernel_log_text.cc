@@ -13,7 +13,8 @@
 
 #include "probe/kernel_log.h"
 #include "probe/kernel_log_source.h"
-#include "probe/text.h"
+#include "util/text.h"
+#include "util/time.h"
 
 namespace gd::klog {
 
@@ -128,8 +129,8 @@ std::string last_line_of(int fd) {
 
 int file_year(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return year_of(st.st_mtime);
-  return year_of(std::time(nullptr));
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return local_year(st.st_mtime);
+  return local_year(std::time(nullptr));
 }
 
 }  // namespace gd::klog

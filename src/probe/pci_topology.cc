@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cstdio>
 
-#include "probe/text.h"
 #include "util/ascii.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -29,12 +29,6 @@ bool is_root_bus(std::string_view s) {
   std::string_view domain = s.substr(0, colon), bus = s.substr(colon + 1);
   return domain.size() >= 4 && domain.size() <= 8 && all_hex(domain) && bus.size() == 2 &&
          all_hex(bus);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 uint32_t le32(std::string_view b, size_t at) {
@@ -101,12 +95,12 @@ Result<PciPath> parse_pci_device_link(std::string_view bdf, std::string_view tar
   if (root == parts.size()) return Error{"link " + shown + " names no root bus"};
   PciPath p;
   for (size_t i = 0; i < root; ++i) p.root_dir += "/" + printable(parts[i], 64);
-  p.root_bus = lower(parts[root]);
+  p.root_bus = ascii_lower(parts[root]);
   p.root_dir += "/" + p.root_bus;
   for (size_t i = root + 1; i < parts.size(); ++i) {
     if (!is_pci_address(parts[i]))
       return Error{"link " + shown + ": '" + printable(parts[i], 32) + "' is no PCI address"};
-    p.chain.push_back(lower(parts[i]));
+    p.chain.push_back(ascii_lower(parts[i]));
   }
   if (p.chain.empty() || !iequals(p.chain.back(), bdf)) {
     return Error{"link " + shown + " does not end in " + printable(bdf, 32)};

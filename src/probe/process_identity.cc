@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "probe/file_probes.h"
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -125,6 +125,30 @@ Result<struct stat> RootFs::stat(std::string_view abs) const {
     return Error{errno_text(err)};
   }
   return st;
+}
+
+std::string boot_id_hex(const RootFs& fs) {
+  auto r = fs.read_line("/proc/sys/kernel/random/boot_id");
+  if (!r) return "";
+  std::string id;
+  for (char c : *r) {
+    if (c == '-') continue;
+    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    if (!hex) return "";
+    id += c;
+  }
+  return id.size() == 32 ? id : "";
+}
+
+std::string boot_id_or_btime(const RootFs& fs) {
+  if (auto id = fs.read_line("/proc/sys/kernel/random/boot_id"); id && !id->empty()) return *id;
+  // A line per CPU and a long "intr" line come before btime.
+  auto stat = fs.read("/proc/stat", size_t{16} << 20);
+  if (!stat) return "";
+  for (std::string_view line : split_lines(*stat)) {
+    if (line.rfind("btime ", 0) == 0) return "btime:" + std::string(line.substr(6));
+  }
+  return "";
 }
 
 }  // namespace gd

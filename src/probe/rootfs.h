@@ -48,4 +48,15 @@ class RootFs {
   std::string root_;
 };
 
+// The kernel's id of the running boot, read through fs, by two rules.
+//
+// /proc/sys/kernel/random/boot_id: "a6a7c528-2340-47bb-984e-4e6b64c199cc";
+// the journal's _BOOT_ID is the same without dashes, which this returns.
+// "" when unknown.
+std::string boot_id_hex(const RootFs& fs);
+// The boot_id line as it is, which keeps events of different boots apart:
+// their kernel log times all restart at 0. Falls back to "btime:<unix s>"
+// from /proc/stat, then "".
+std::string boot_id_or_btime(const RootFs& fs);
+
 }  // namespace gd

@@ -23,6 +23,8 @@
 #include "probe/child.h"
 #include "probe/hw_common.h"
 #include "snapshot/snapshot_json.h"
+#include "util/bytes.h"
+#include "util/fd.h"
 
 namespace gd {
 namespace {
@@ -59,24 +61,6 @@ bool reap_within_grace(pid_t pid, int* status) {
     }
     if (Clock::now() >= until) return false;
     std::this_thread::sleep_for(kReapPoll);
-  }
-}
-
-// Reads what is there without blocking; false at end of file or error.
-bool drain(int fd, std::string* into, size_t keep_tail) {
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) {
-      into->append(buf, static_cast<size_t>(n));
-      if (keep_tail > 0 && into->size() > 2 * keep_tail) {
-        into->erase(0, into->size() - keep_tail);
-      }
-      continue;
-    }
-    if (n == 0) return false;
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK;
   }
 }
 
@@ -239,9 +223,9 @@ SampleResult NvmlSampler::sample() {
       kill_child();
       return fail("cancelled");
     }
-    if (fds[1].revents != 0 && !drain(err_, &err_tail_, kMaxErrTail)) close_fd(&err_);
+    if (fds[1].revents != 0 && !drain_fd_tail(err_, &err_tail_, kMaxErrTail)) close_fd(&err_);
     if (fds[0].revents == 0) continue;
-    eof = !drain(sock_, &buf, 0);
+    eof = !drain_fd(sock_, &buf);
     size_t pos = 0;
     for (size_t nl; (nl = buf.find('\n', pos)) != std::string::npos; pos = nl + 1) {
       std::string_view line(buf.data() + pos, nl - pos);
@@ -255,8 +239,8 @@ SampleResult NvmlSampler::sample() {
     buf.erase(0, pos);
     if (buf.size() > kMaxAnswerBytes) {
       kill_child();
-      return fail("bad output: more than " + std::to_string(kMaxAnswerBytes >> 20) +
-                  " MiB without an answer");
+      return fail("bad output: more than " + format_bytes_exact(kMaxAnswerBytes) +
+                  " without an answer");
     }
   }
   res.duration_ms = ms_between(start, Clock::now());
@@ -269,7 +253,7 @@ SampleResult NvmlSampler::sample() {
   }
   if (answer.empty()) {
     // The child closed its end: it died, or exited after saying nothing.
-    if (err_ >= 0) drain(err_, &err_tail_, kMaxErrTail);
+    if (err_ >= 0) drain_fd_tail(err_, &err_tail_, kMaxErrTail);
     int status = 0;
     if (pid_ > 0 && reap_within_grace(pid_, &status)) {
       record_exit(status, &cr);

@@ -11,7 +11,8 @@
 #include "probe/file_probes.h"
 #include "probe/pci_topology.h"
 #include "probe/probe.h"
-#include "probe/text.h"
+#include "util/ascii.h"
+#include "util/text.h"
 
 namespace gd {
 
@@ -105,9 +106,7 @@ std::optional<PciDevice> read_device(const RootFs& fs, const std::string& bdf, P
   auto vendor = read_hex(fs, dir + "vendor", 0xffff, notes);
   if (!vendor || *vendor != kNvidiaVendor) return std::nullopt;
   PciDevice d;
-  d.bdf = printable(bdf, 32);
-  std::transform(d.bdf.begin(), d.bdf.end(), d.bdf.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  d.bdf = ascii_lower(printable(bdf, 32));
   d.vendor_id = kNvidiaVendor;
   d.device_id = static_cast<uint16_t>(read_hex(fs, dir + "device", 0xffff, notes).value_or(0));
   d.subsystem_vendor_id =

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/text.h"
+
 namespace gd {
 namespace {
 
@@ -19,19 +21,12 @@ bool plain_word(const std::string& v) {
   return true;
 }
 
-// A comment must stay one line: a value with a newline (a user's
-// CUDA_VISIBLE_DEVICES) must not end the comment and become a command.
-std::string one_line(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
-  return out;
-}
-
-// "why [finding ids]"
+// "why [finding ids]". A comment (this and the header) must stay one line:
+// a value with a newline (a user's CUDA_VISIBLE_DEVICES) must not end the
+// comment and become a command.
 std::string comment(const EnvSetting& s) {
-  std::string ids;
-  for (const auto& id : s.ids) ids += (ids.empty() ? "" : ", ") + id;
-  return one_line(s.why + (ids.empty() ? "" : " [" + ids + "]"));
+  std::string ids = join_skip_leading_empty(s.ids, ", ");
+  return controls_to_question_mark(s.why + (ids.empty() ? "" : " [" + ids + "]"));
 }
 
 bool shown(const EnvSetting& s, EnvFormat format) {
@@ -87,7 +82,7 @@ std::string render_env(const JobEnv& job, EnvFormat format, const std::string& h
   switch (format) {
     case EnvFormat::kSh:
     case EnvFormat::kFish:
-      out += "# " + one_line(header) + "\n";
+      out += "# " + controls_to_question_mark(header) + "\n";
       for (const auto& s : job.settings) {
         if (!shown(s, format)) continue;
         out += "# " + comment(s) + "\n";
@@ -104,7 +99,7 @@ std::string render_env(const JobEnv& job, EnvFormat format, const std::string& h
       return line + "\n";
     }
     case EnvFormat::kK8s:
-      out += "# " + one_line(header) + "\n";
+      out += "# " + controls_to_question_mark(header) + "\n";
       {
         bool any = false;
         for (const auto& s : job.settings) any = any || shown(s, format);

@@ -4,6 +4,7 @@
 #include "catalog/xid.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "util/bytes.h"
 #include "util/time.h"
 
 namespace gd {

@@ -8,7 +8,8 @@
 
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
-#include "probe/text.h"
+#include "util/ascii.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -42,7 +43,7 @@ std::string capabilities_with_compute_utility(const std::string& v) {
     std::string t;
     for (char ch : c) {
       if (!std::isspace(static_cast<unsigned char>(ch))) {
-        t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        t += ascii_lower(ch);
       }
     }
     if (!t.empty()) caps.push_back(t);

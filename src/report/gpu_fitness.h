@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "checks/cuda_visible.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 #include "util/result.h"
 

@@ -9,6 +9,7 @@
 #include "catalog/gpu_models.h"
 #include "fleet/identity.h"
 #include "report/gpu_fitness.h"
+#include "util/ascii.h"
 
 namespace gd {
 namespace {
@@ -19,11 +20,6 @@ constexpr uint64_t kMiB = 1024 * 1024;
 
 bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool is_value_char(char c) { return is_alnum(c) || c == '-' || c == '_' || c == '.'; }
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // "550.54.15" -> {"550", "54", "15"}; only digit runs count, "" missing.
 std::vector<std::string> version_parts(const std::string& v) {
@@ -94,7 +90,7 @@ std::string family(const Snapshot& s) {
     archs.insert(a);
   }
   if (archs.size() != 1 || *archs.begin() == GpuArch::kUnknown) return "";
-  return lower(arch_name(*archs.begin()));
+  return ascii_lower(arch_name(*archs.begin()));
 }
 
 // The smallest GPU's memory, MiB: what a job can count on on any GPU.

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

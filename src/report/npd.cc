@@ -3,19 +3,10 @@
 #include <fmt/format.h>
 
 #include "fleet/identity.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
-
-// NPD puts the line into a Node condition and an Event: keep it printable
-// ASCII on one line, whatever a snapshot holds (ids and bus ids come from
-// files a user may hand us).
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) out += (c >= 0x20 && c <= 0x7e) ? c : '?';
-  return out;
-}
 
 int gpu_count(const Snapshot& s) {
   int n = node_identity(s).gpu_count;  // on the PCI bus: also the GPUs NVML lost
@@ -29,12 +20,15 @@ std::string plural(int n, const char* what) {
 
 // "gpudoctor: fail xid.79 GPU 0000:17:00.0 +1 GPU; +2 more": the parts in
 // the order they matter; a part that would push the line past the limit is
-// left out, and the head alone is cut to the limit.
+// left out, and the head alone is cut to the limit. NPD puts the line into a
+// Node condition and an Event: keep it printable ASCII on one line, whatever
+// a snapshot holds (ids and bus ids come from files a user may hand us).
 std::string problem_line(const Report& r, const Finding& top) {
-  std::string line = printable(fmt::format("gpudoctor: {} {}", severity_name(r.verdict), top.id));
+  std::string line =
+      printable_or_question_mark(fmt::format("gpudoctor: {} {}", severity_name(r.verdict), top.id));
   std::vector<std::string> tail;
   if (!top.gpus.empty()) {
-    tail.push_back(printable(" GPU " + top.gpus.front()));
+    tail.push_back(printable_or_question_mark(" GPU " + top.gpus.front()));
     if (top.gpus.size() > 1) {
       tail.push_back(" +" + plural(static_cast<int>(top.gpus.size() - 1), "GPU"));
     }

@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 
 namespace gd {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 
 namespace gd {
 

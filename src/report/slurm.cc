@@ -4,30 +4,14 @@
 #include <fmt/format.h>
 
 #include "snapshot/snapshot.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
 
-// Printable ASCII only, no quotes or backslashes: the text goes into
-// slurm.conf-style "key=value" tokens, sinfo columns and log lines.
-std::string printable(std::string_view in, size_t max) {
-  std::string out;
-  for (char ch : in) {
-    if (out.size() >= max) break;
-    auto c = static_cast<unsigned char>(ch);
-    bool ok = c >= 0x20 && c < 0x7f && c != '"' && c != '\'' && c != '\\' && c != '`';
-    out += ok ? ch : '_';
-  }
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+// Text shown here goes through printable_unquoted_or_underscore (printable
+// ASCII only, no quotes or backslashes): it goes into slurm.conf-style
+// "key=value" tokens, sinfo columns and log lines.
 
 // Where key ("State=") starts a token: at the line start or after a space.
 size_t find_key(std::string_view line, std::string_view key) {
@@ -65,7 +49,7 @@ std::string reason_value(std::string_view line, size_t key_at) {
     size_t at = v.find(next);
     if (at != std::string_view::npos) v = v.substr(0, at);
   }
-  v = trim(v);
+  v = trim_spaces_tabs_trailing_cr(v);
   return v == "(null)" || v == "none" ? std::string() : std::string(v);
 }
 
@@ -95,7 +79,9 @@ bool has_word(const SlurmNode& n, std::initializer_list<std::string_view> any) {
   return false;
 }
 
-std::string quoted(const std::string& s) { return "\"" + printable(s, 200) + "\""; }
+std::string quoted(const std::string& s) {
+  return "\"" + printable_unquoted_or_underscore(s, 200) + "\"";
+}
 
 // Why the report cannot be trusted to show health: a probe that failed or
 // hung saw nothing. "" when every probe answered.
@@ -157,7 +143,7 @@ Result<SlurmNode> parse_scontrol_node(std::string_view text, std::string_view na
   while (start < text.size()) {
     size_t nl = text.find('\n', start);
     if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = trim(text.substr(start, nl - start));
+    std::string_view line = trim_spaces_tabs_trailing_cr(text.substr(start, nl - start));
     start = nl + 1;
     std::string_view node = token_value(line, "NodeName=");
     if (node.empty() || (!name.empty() && node != name)) continue;
@@ -169,16 +155,17 @@ Result<SlurmNode> parse_scontrol_node(std::string_view text, std::string_view na
     std::string_view head = line.substr(0, reason_at);
     n.state = std::string(token_value(head, "State="));
     if (n.state.empty()) {
-      return Error{fmt::format("scontrol shows node {} without a State=", printable(node, 64))};
+      return Error{fmt::format("scontrol shows node {} without a State=",
+                               printable_unquoted_or_underscore(node, 64))};
     }
     if (reason_at != std::string_view::npos) n.reason = reason_value(line, reason_at);
     return n;
   }
-  std::string_view first = trim(text.substr(0, text.find('\n')));
+  std::string_view first = trim_spaces_tabs_trailing_cr(text.substr(0, text.find('\n')));
   if (!name.empty()) {
-    return Error{
-        fmt::format("scontrol does not show node {}: {}", printable(name, 64),
-                    first.empty() ? "no output" : quoted(std::string(first.substr(0, 80))))};
+    return Error{fmt::format(
+        "scontrol does not show node {}: {}", printable_unquoted_or_underscore(name, 64),
+        first.empty() ? "no output" : quoted(std::string(first.substr(0, 80))))};
   }
   return Error{fmt::format("scontrol shows no node: {}",
                            first.empty() ? "no output" : quoted(std::string(first.substr(0, 80))))};
@@ -211,12 +198,13 @@ const char* slurm_action_name(SlurmAction a) {
 }
 
 std::string slurm_drain_reason(const Finding& f) {
-  std::string reason = std::string(kSlurmReasonPrefix) + " " + printable(f.id, 60);
+  std::string reason =
+      std::string(kSlurmReasonPrefix) + " " + printable_unquoted_or_underscore(f.id, 60);
   if (!f.gpus.empty()) {
     reason += f.gpus.size() == 1 ? " GPU " : " GPUs ";
     // Bus ids while they fit, then how many more: " +3" fits in 8.
     for (size_t i = 0; i < f.gpus.size(); ++i) {
-      std::string bdf = printable(f.gpus[i], 20);
+      std::string bdf = printable_unquoted_or_underscore(f.gpus[i], 20);
       size_t left = f.gpus.size() - i - 1;
       if (reason.size() + bdf.size() + 1 + (left > 0 ? 8 : 0) > kSlurmReasonMax) {
         reason += fmt::format("+{}", f.gpus.size() - i);
@@ -225,7 +213,7 @@ std::string slurm_drain_reason(const Finding& f) {
       reason += bdf + (left > 0 ? "," : "");
     }
   }
-  return printable(reason, kSlurmReasonMax);
+  return printable_unquoted_or_underscore(reason, kSlurmReasonMax);
 }
 
 SlurmDecision decide_slurm(const Report& r, const SlurmNode& node, const SlurmPolicy& policy) {
@@ -233,7 +221,7 @@ SlurmDecision decide_slurm(const Report& r, const SlurmNode& node, const SlurmPo
   const std::string& name = node.name;
   bool ours = drained_by_gpudoctor(node);
   bool out = slurm_node_out_of_service(node);
-  std::string state = printable(node.state, 64);
+  std::string state = printable_unquoted_or_underscore(node.state, 64);
   if (not_a_gpu_node(r)) {
     d.message = fmt::format(
         "node {}: no NVIDIA GPU on the PCI bus and no NVIDIA driver, nothing "

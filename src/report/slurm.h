@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "util/result.h"
 
 namespace gd {

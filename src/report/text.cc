@@ -3,6 +3,8 @@
 // symptom); what follows from it; other problems; notes one line each; and,
 // where there is a problem to fix (or with --verbose), what the usual folk
 // remedies would do on this machine. A healthy machine reads in a few lines.
+#include "util/text.h"
+
 #include <fmt/format.h>
 
 #include <string_view>
@@ -90,9 +92,7 @@ std::string machine_line(const Snapshot& s) {
 
 void append_detail(std::string* out, const Finding& f, const char* indent, bool verbose) {
   if (!f.gpus.empty()) {
-    std::string list;
-    for (const auto& g : f.gpus) list += (list.empty() ? "" : ", ") + g;
-    *out += fmt::format("{}GPUs: {}\n", indent, list);
+    *out += fmt::format("{}GPUs: {}\n", indent, join_skip_leading_empty(f.gpus, ", "));
   }
   if (!f.evidence.empty()) {
     *out += fmt::format("{}evidence:\n", indent);

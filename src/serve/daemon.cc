@@ -7,11 +7,12 @@
 #include <climits>
 #include <cstdio>
 
+#include "checks/runner.h"
 #include "probe/kernel_log.h"
+#include "probe/rootfs.h"
 #include "probe/sampler.h"
-#include "report/prometheus.h"
 #include "report/render.h"
-#include "report/report.h"
+#include "serve/metrics.h"
 #include "serve/status_page.h"
 #include "util/time.h"
 
@@ -300,7 +301,7 @@ void Daemon::write_history(const CheckState& c, const std::string& report_json) 
     }
   };
   if (!history_) {
-    auto h = open_history(opt_.history_path, true);
+    auto h = open_history(opt_.history_path, true, boot_id_or_btime(RootFs("/")));
     if (!h.ok()) return failed(h.error());
     history_ = std::move(*h);
     last_report_key_.clear();  // a new file gets the current report at once

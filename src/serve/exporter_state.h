@@ -1,7 +1,7 @@
 // What `gpudoctor serve` knows at one moment, as the sinks see it: the last
 // NVML sample, the last full check, the kernel-log counters and how each
 // probe went. The daemon (src/serve/daemon.cc) owns the live state and hands
-// the renderers (report/prometheus.h, serve/status_page.h) a consistent copy.
+// the renderers (serve/metrics.h, serve/status_page.h) a consistent copy.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 
 #include "diag/evaluate.h"
 #include "diag/result.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -59,6 +59,7 @@
 #include "serve/http_conns.h"
 #include "serve/http_listen.h"
 #include "serve/web_config.h"
+#include "util/bytes.h"
 
 // Replaces cpp-httplib's Range parser. The library's Server::process_request
 // calls it through the PLT (it is an exported function of the shared
@@ -400,7 +401,7 @@ httplib::Server::HandlerResponse Server::answer(const httplib::Request& req,
     tl_conn.close = true;
     if (!res.has_header("Connection")) res.set_header("Connection", "close");
     res.set_content("request header fields too large (at most " + std::to_string(kMaxHeaderCount) +
-                        " fields, " + std::to_string(kMaxHeaderBytes / 1024) + " KiB)\n",
+                        " fields, " + format_bytes_exact(kMaxHeaderBytes) + ")\n",
                     kTextPlain);
     return HR::Handled;
   }

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "probe/text.h"
+#include "util/text.h"
 
 namespace gd {
 

@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <ctime>
 #include <map>
 #include <set>
 
 #include "catalog/xid.h"
 #include "checks/health_util.h"
-#include "report/diag_text.h"
+#include "diag/text.h"
+#include "util/time.h"
 
 namespace gd {
 namespace {
@@ -49,15 +49,6 @@ std::string esc(std::string_view s) {
 }
 
 constexpr char kNa[] = "<span class=na>&mdash;</span>";
-
-std::string utc(int64_t unix_ms) {
-  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
 
 // "4 s", "3 min", "2 h 5 min", "3 d"
 std::string age(int64_t ms) {
@@ -316,8 +307,8 @@ void diag_section(std::string& o, const ExporterView& v) {
   o += fmt::format(
       "<p class=meta id=diag-time>gpudoctor diag level {}: {} ({} ago) <span id=diag-verdict "
       "class=\"badge {}\">{}</span>{}</p>\n",
-      d.level, utc(d.time_unix_ms), age(v.now_unix_ms - d.time_unix_ms), sev_class(d.verdict),
-      esc(severity_name(d.verdict)),
+      d.level, utc_datetime_text(d.time_unix_ms / 1000), age(v.now_unix_ms - d.time_unix_ms),
+      sev_class(d.verdict), esc(severity_name(d.verdict)),
       current
           ? ""
           : " <span class=stale>older than --diag-max-age: its findings no longer count</span>");
@@ -404,15 +395,16 @@ std::string render_status_page(const ExporterView& v) {
     const int64_t ago = v.now_unix_ms - check->finished_unix_ms;
     const bool stale = ago > static_cast<int64_t>(2 * v.check_interval_s * 1000);
     o += fmt::format("<p class=meta id=check-time>Last check: {} ({} ago, took {:.0f} ms){}</p>\n",
-                     utc(check->finished_unix_ms), age(ago), check->duration_ms,
-                     stale ? " <span class=stale>stale</span>" : "");
+                     utc_datetime_text(check->finished_unix_ms / 1000), age(ago),
+                     check->duration_ms, stale ? " <span class=stale>stale</span>" : "");
   } else {
     o += "<p class=meta id=check-time>Last check: <span class=stale>none yet</span> (the first "
          "check is running)</p>\n";
   }
   if (v.sample.have_sample) {
     o += fmt::format("<p class=meta id=sample-time>Last sample: {} ({} ago){}</p>\n",
-                     utc(v.sample.taken_unix_ms), age(v.now_unix_ms - v.sample.taken_unix_ms),
+                     utc_datetime_text(v.sample.taken_unix_ms / 1000),
+                     age(v.now_unix_ms - v.sample.taken_unix_ms),
                      v.sample.stale ? " <span class=stale>stale</span>" : "");
   } else {
     o += "<p class=meta id=sample-time>Last sample: <span class=stale>none yet</span></p>\n";

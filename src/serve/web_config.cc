@@ -7,8 +7,9 @@
 
 #include <memory>
 
-#include "probe/text.h"
+#include "util/ascii.h"
 #include "util/read_file.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -217,8 +218,7 @@ bool bcrypt_matches(const std::string& password, const std::string& hash) {
 bool BasicAuth::allowed(const std::string& authorization) {
   // "Basic dXNlcjpwYXNz" (the scheme is case-insensitive, RFC 7617)
   if (authorization.size() < 6) return false;
-  std::string scheme = authorization.substr(0, 6);
-  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string scheme = ascii_lower(authorization.substr(0, 6));
   if (scheme != "basic ") return false;
   size_t b = authorization.find_first_not_of(' ', 6);
   std::string decoded;

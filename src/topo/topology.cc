@@ -8,6 +8,7 @@
 #include <set>
 
 #include "checks/cuda_visible.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -80,12 +81,6 @@ const NvmlTopoPair* find_pair(const Snapshot& s, const NvmlGpu* a, const NvmlGpu
     if ((p.a == a->index && p.b == b->index) || (p.a == b->index && p.b == a->index)) return &p;
   }
   return nullptr;
-}
-
-std::string join(const std::set<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
 }
 
 void fill_orders(const Snapshot& s, const GpuInventory& inv, Topology* t) {
@@ -178,7 +173,8 @@ void fill_paths(const Snapshot& s, Topology* t) {
   }
   if (unknown_pairs > 0) {
     t->notes.push_back(fmt::format("? = not known ({} pair{}): {}", unknown_pairs,
-                                   unknown_pairs == 1 ? "" : "s", join(unknown_why, "; ")));
+                                   unknown_pairs == 1 ? "" : "s",
+                                   join_skip_leading_empty(unknown_why, "; ")));
   }
 }
 

@@ -1,28 +1,43 @@
 // ASCII helpers the parsers share (no locale: kernel and driver text is ASCII).
 #pragma once
 
-#include <cctype>
+#include <algorithm>
 #include <string>
 #include <string_view>
 
 namespace gd {
 
+// 'A'-'Z' -> 'a'-'z', every other byte as it is, whatever the locale (the
+// rule of std::tolower in the "C" locale; gpudoctor never calls setlocale).
+inline char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+// 'a'-'z' -> 'A'-'Z', every other byte as it is.
+inline char ascii_upper(char c) {
+  return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+}
+
 // Equal ignoring ASCII case ("nvml_error_unknown" == "NVML_ERROR_UNKNOWN").
 inline bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   }
   return true;
+}
+
+// needle occurs in hay, ignoring ASCII case ("NVIDIA H100 80GB HBM3" holds
+// "h100"); false for an empty needle.
+inline bool contains_nocase(std::string_view hay, std::string_view needle) {
+  if (needle.empty() || needle.size() > hay.size()) return false;
+  auto eq = [](char a, char b) { return ascii_lower(a) == ascii_lower(b); };
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), eq) != hay.end();
 }
 
 // "Slurm_Jwt" -> "SLURM_JWT".
 inline std::string ascii_upper(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char& c : out) c = ascii_upper(c);
   return out;
 }
 
@@ -30,9 +45,7 @@ inline std::string ascii_upper(std::string_view s) {
 // (whatever the locale).
 inline std::string ascii_lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  for (char& c : out) c = ascii_lower(c);
   return out;
 }
 

@@ -10,25 +10,19 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/bytes.h"
+
 namespace gd {
 
 namespace {
 
 constexpr size_t kReadBytes = 64 << 10;  // one read(); the buffer grows by what arrives
 
-std::string over(size_t cap_bytes) { return "over the " + cap_text(cap_bytes) + " limit"; }
+std::string over(size_t cap_bytes) {
+  return "over the " + format_bytes_exact(cap_bytes) + " limit";
+}
 
 }  // namespace
-
-std::string cap_text(size_t bytes) {
-  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) {
-    return std::to_string(bytes >> 20) + " MiB";
-  }
-  if (bytes >= (size_t{1} << 10) && bytes % (size_t{1} << 10) == 0) {
-    return std::to_string(bytes >> 10) + " KiB";
-  }
-  return std::to_string(bytes) + " B";
-}
 
 Result<std::string> read_fd_capped(int fd, size_t cap_bytes) {
   std::string out;

@@ -18,9 +18,6 @@ inline constexpr size_t kConfigCapBytes = size_t{1} << 20;     // a TOML file of
 inline constexpr size_t kSnapshotCapBytes = size_t{64} << 20;  // a 4-GPU node's snapshot: ~20 KiB
 inline constexpr size_t kExplainCapBytes = size_t{64} << 20;   // pasted error output
 
-// "1 MiB", "64 MiB", "512 KiB", "100 B": the cap as an error names it.
-std::string cap_text(size_t bytes);
-
 // The whole of `path`, at most cap_bytes. The Error is only the reason,
 // without the path, for the caller to frame ("No such file or directory",
 // "Is a directory", "over the 64 MiB limit"):

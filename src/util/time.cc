@@ -33,4 +33,53 @@ std::string iso_time_ms(int64_t unix_ms) {
   return buf;
 }
 
+std::string iso_time_us(uint64_t unix_us) {
+  std::time_t t = static_cast<std::time_t>(unix_us / 1000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[24];
+  std::snprintf(frac, sizeof frac, ".%06u+00:00", static_cast<unsigned>(unix_us % 1000000));
+  return std::string(buf) + frac;
+}
+
+std::string utc_datetime_text(int64_t unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string local_datetime_text(int64_t unix_s) {
+  time_t t = static_cast<time_t>(unix_s);
+  struct tm tm {};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+int utc_year(int64_t unix_s) {
+  time_t t = static_cast<time_t>(unix_s);
+  struct tm tm {};
+  gmtime_r(&t, &tm);
+  return tm.tm_year + 1900;
+}
+
+int local_year(int64_t unix_s) {
+  std::time_t t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return tm.tm_year + 1900;
+}
+
+std::string seconds_1dp(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
 }  // namespace gd

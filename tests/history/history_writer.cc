@@ -16,6 +16,7 @@
 
 #include "history/reader.h"
 #include "history/store.h"
+#include "probe/rootfs.h"
 
 namespace {
 
@@ -57,7 +58,7 @@ int fail(const std::string& why) {
 }
 
 int loop(const std::string& path) {
-  auto store = gd::open_history(path, true);
+  auto store = gd::open_history(path, true, gd::boot_id_or_btime(gd::RootFs("/")));
   if (!store.ok()) return fail(store.error());
   int64_t n = 0;
   {
@@ -226,7 +227,7 @@ std::vector<Finding> story_findings(int64_t t) {
 }
 
 int fixture(const std::string& path) {
-  auto store = gd::open_history(path, true);
+  auto store = gd::open_history(path, true, gd::boot_id_or_btime(gd::RootFs("/")));
   if (!store.ok()) return fail(store.error());
   std::vector<Occurrence> log = story_log();
   const std::string json = gpus_json();

@@ -8,7 +8,7 @@
 #include "checks/health_util.h"
 #include "config/config.h"
 #include "kernlog/scanner.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 
 namespace gd {

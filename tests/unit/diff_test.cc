@@ -9,7 +9,7 @@
 #include "fleet/identity.h"
 #include "fleet/report_input.h"
 #include "report/render.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 
 namespace gd {

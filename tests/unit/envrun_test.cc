@@ -5,7 +5,7 @@
 
 #include "report/env_render.h"
 #include "report/gpu_fitness.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

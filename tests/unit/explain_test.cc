@@ -10,7 +10,7 @@
 #include "catalog/cuda_errors.h"
 #include "catalog/error_phrases.h"
 #include "explain/parse.h"
-#include "report/report.h"
+#include "checks/runner.h"
 
 namespace gd {
 namespace {

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "history/reader.h"
 #include "history/store.h"
+#include "probe/rootfs.h"
 #include "test_util.h"
 
 namespace gd {
@@ -72,7 +73,7 @@ Report level2_report() {
 }
 
 std::unique_ptr<HistoryStore> must_open(const std::string& path) {
-  auto s = open_history(path, true);
+  auto s = open_history(path, true, boot_id_or_btime(RootFs("/")));
   EXPECT_TRUE(s.ok()) << s.error();
   return s.ok() ? std::move(*s) : nullptr;
 }
@@ -254,7 +255,7 @@ TEST(HistoryDiag, AVersion1FileIsMigratedInPlace) {
             std::string::npos)
       << early.error();
 
-  auto store = open_history(path, false);  // the writer migrates
+  auto store = open_history(path, false, boot_id_or_btime(RootFs("/")));  // the writer migrates
   ASSERT_TRUE(store.ok()) << store.error();
   EXPECT_EQ(sql(path, "PRAGMA user_version"), "2");
   ASSERT_TRUE((*store)->add_diag(kT0 + kHourMs, level2_report(), diag_json(2)).ok());

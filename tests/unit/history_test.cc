@@ -16,6 +16,7 @@
 
 #include "history/reader.h"
 #include "history/store.h"
+#include "probe/rootfs.h"
 #include "test_util.h"
 #include "util/since.h"
 
@@ -75,7 +76,7 @@ std::string sql(const std::string& path, const std::string& query) {
 }
 
 std::unique_ptr<HistoryStore> must_open(const std::string& path) {
-  auto s = open_history(path, true);
+  auto s = open_history(path, true, boot_id_or_btime(RootFs("/")));
   EXPECT_TRUE(s.ok()) << s.error();
   return s.ok() ? std::move(*s) : nullptr;
 }
@@ -293,7 +294,7 @@ TEST(HistoryStore, ReopensAndAppends) {
 
 TEST(HistoryStore, MissingFileWithoutCreate) {
   HistoryDir dir;
-  auto s = open_history(dir.file("none.db"), false);
+  auto s = open_history(dir.file("none.db"), false, boot_id_or_btime(RootFs("/")));
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().find("No such file"), std::string::npos) << s.error();
   auto r = HistoryReader::open(dir.file("none.db"));
@@ -307,7 +308,7 @@ TEST(HistoryStore, NewerSchemaRefused) {
   ASSERT_TRUE(must_open(path)->add_report(kT0, make_report({}), "{}").ok());
   sql(path, "PRAGMA user_version = 99");
   for (bool create : {true, false}) {
-    auto s = open_history(path, create);
+    auto s = open_history(path, create, boot_id_or_btime(RootFs("/")));
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().find("written by a newer gpudoctor (history schema 99; this one knows up "
                              "to 2)"),
@@ -331,7 +332,7 @@ TEST(HistoryStore, OtherSqliteFilesRefusedAndLeftAlone) {
         std::pair{foreign,
                   "not a gpudoctor history (an SQLite database with application_id "
                   "0x000004d2)"}}) {
-    auto s = open_history(path, true);
+    auto s = open_history(path, true, boot_id_or_btime(RootFs("/")));
     ASSERT_FALSE(s.ok()) << path;
     EXPECT_EQ(s.error(), path + ": " + why);
     auto r = HistoryReader::open(path);
@@ -352,7 +353,7 @@ TEST(HistoryStore, GarbageFileRefused) {
   }
   auto size = std::filesystem::file_size(path);
   for (bool create : {true, false}) {
-    auto s = open_history(path, create);
+    auto s = open_history(path, create, boot_id_or_btime(RootFs("/")));
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error(), path + ": not a gpudoctor history (not an SQLite database)");
   }
@@ -448,10 +449,10 @@ TEST(HistoryStore, DefaultPath) {
 }
 
 TEST(HistoryStore, BootId) {
-  std::string id = read_boot_id("/");
+  std::string id = boot_id_or_btime(RootFs("/"));
   EXPECT_FALSE(id.empty());
   HistoryDir dir;
-  EXPECT_EQ(read_boot_id(dir.file("")), "");
+  EXPECT_EQ(boot_id_or_btime(RootFs(dir.file(""))), "");
 }
 
 // --- --since ---------------------------------------------------------------------

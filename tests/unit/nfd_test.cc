@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "config/config.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

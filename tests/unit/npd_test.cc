@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

@@ -16,7 +16,7 @@
 #include "probe/file_probes.h"
 #include "probe/probe.h"
 #include "probe/rootfs.h"
-#include "probe/text.h"
+#include "util/text.h"
 #include "snapshot/snapshot_json.h"
 #include "test_util.h"
 

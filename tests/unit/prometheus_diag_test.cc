@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "diag/json.h"
-#include "report/prometheus.h"
+#include "serve/metrics.h"
 #include "serve/daemon_state.h"
 #include "serve/status_page.h"
 #include "snapshot_builders.h"

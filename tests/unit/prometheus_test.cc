@@ -1,9 +1,9 @@
-// Tests of /metrics (report/prometheus.h): the golden scrapes in
+// Tests of /metrics (serve/metrics.h): the golden scrapes in
 // tests/prometheus/golden/ (GD_UPDATE_GOLDEN=1 rewrites them; see
 // tests/prometheus/promtool_check.py --update, which also runs promtool on them),
 // escaping, omitted values, a lost GPU, the series count per GPU, and that
 // docs/metrics.md and the alert rules agree with what render_metrics emits.
-#include "report/prometheus.h"
+#include "serve/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "checks/health_util.h"
 #include "config/config.h"
 #include "kernlog/scanner.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 
+#include "util/bytes.h"
+
 namespace gd {
 namespace {
 
@@ -118,10 +120,10 @@ TEST_F(ReadFile, FifoWithASlowWriterIsRead) {
 }
 
 TEST(CapText, NamesTheCapInItsUnit) {
-  EXPECT_EQ(cap_text(size_t{64} << 20), "64 MiB");
-  EXPECT_EQ(cap_text(size_t{1} << 20), "1 MiB");
-  EXPECT_EQ(cap_text(64 << 10), "64 KiB");
-  EXPECT_EQ(cap_text(100), "100 B");
+  EXPECT_EQ(format_bytes_exact(size_t{64} << 20), "64 MiB");
+  EXPECT_EQ(format_bytes_exact(size_t{1} << 20), "1 MiB");
+  EXPECT_EQ(format_bytes_exact(64 << 10), "64 KiB");
+  EXPECT_EQ(format_bytes_exact(100), "100 B");
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // severity_name wrote) and which severities say something.
 #include <gtest/gtest.h>
 
-#include "report/finding.h"
+#include "checks/finding.h"
 
 namespace gd {
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "diag/json.h"
+#include "probe/rootfs.h"
 #include "serve/daemon.h"
 #include "snapshot_builders.h"
 
@@ -274,7 +275,7 @@ TEST_F(FromSnapshotDaemon, ServesTheNewestDiagRunOfTheHistory) {
   // not served); with diag/json.cc complete it notes nothing.
   const bool parses = diag_run_from_json(nlohmann::json::parse(diag_json(2))["run"]).ok();
   {
-    auto store = open_history(path, true);
+    auto store = open_history(path, true, boot_id_or_btime(RootFs("/")));
     ASSERT_TRUE(store.ok()) << store.error();
     // One too old to count, then the newest, a day old.
     ASSERT_TRUE((*store)
@@ -307,7 +308,7 @@ TEST_F(FromSnapshotDaemon, ServesTheNewestDiagRunOfTheHistory) {
   // A newer run, written while the daemon serves, shows after the next
   // check; one older than --diag-max-age keeps its series, not its finding.
   {
-    auto store = open_history(path, false);
+    auto store = open_history(path, false, boot_id_or_btime(RootFs("/")));
     ASSERT_TRUE(store.ok()) << store.error();
     ASSERT_TRUE((*store)
                     ->add_diag(now_ms() - 8 * 86400'000LL,

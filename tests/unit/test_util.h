@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "checks/check.h"
-#include "report/finding.h"
-#include "report/report.h"
+#include "checks/finding.h"
+#include "checks/runner.h"
 
 namespace gd::testing_util {
 

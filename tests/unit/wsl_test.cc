@@ -8,7 +8,7 @@
 #include "checks/checks.h"
 #include "probe/file_probes.h"
 #include "probe/rootfs.h"
-#include "report/report.h"
+#include "checks/runner.h"
 #include "snapshot_builders.h"
 
 namespace gd {

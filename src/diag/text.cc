@@ -12,7 +12,7 @@
 //   ...
 //   Peer-to-peer ... (level 3), NCCL all-reduce, Scaling
 //   <the findings, as `gpudoctor check` prints them>
-#include "report/diag_text.h"
+#include "diag/text.h"
 
 #include <fmt/format.h>
 
@@ -21,6 +21,8 @@
 #include <set>
 
 #include "checks/health_util.h"
+#include "util/bytes.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -105,12 +107,6 @@ std::string status_word(DiagStatus s) {
   return "?";
 }
 
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
-  return out;
-}
-
 // One test of a GPU as the "tests:" line lists it: "copy.h2d", "gemm.bf16".
 struct TestMark {
   std::string name;
@@ -151,9 +147,9 @@ std::string tests_line(const std::vector<TestMark>& marks) {
   for (const auto& [test, variants] : passed) {
     groups.push_back(variants.empty() ? test : test + " " + variants);
   }
-  if (other.empty()) return "all pass: " + join(groups, ", ");
-  std::string out = join(other, " · ");
-  if (!groups.empty()) out += " · passed: " + join(groups, ", ");
+  if (other.empty()) return "all pass: " + join_skip_leading_empty(groups, ", ");
+  std::string out = join_skip_leading_empty(other, " · ");
+  if (!groups.empty()) out += " · passed: " + join_skip_leading_empty(groups, ", ");
   return out;
 }
 
@@ -173,9 +169,10 @@ void append_figure_table(std::string* out, const std::vector<const DiagFigure*>&
 }
 
 void append_memtest(std::string* out, const DiagMemtestResult& m) {
-  std::string what = fmt::format("{}, {} pass{}", format_diag_bytes(static_cast<double>(m.bytes)),
-                                 m.passes, m.passes == 1 ? "" : "es");
-  if (!m.patterns.empty()) what += ", patterns " + join(m.patterns, ", ");
+  std::string what =
+      fmt::format("{}, {} pass{}", format_bytes_whole_if_round(static_cast<double>(m.bytes)),
+                  m.passes, m.passes == 1 ? "" : "es");
+  if (!m.patterns.empty()) what += ", patterns " + join_skip_leading_empty(m.patterns, ", ");
   what += fmt::format(" (seed {})", m.seed);
   if (m.status == DiagStatus::kError || m.status == DiagStatus::kSkip) {
     *out += fmt::format("  memtest: {}: {}\n", status_word(m.status), m.message);
@@ -226,9 +223,9 @@ void append_samples(std::string* out, const std::vector<const DiagSample*>& samp
   if (any_p) parts.push_back(fmt::format("up to {:.0f} W", p_max / 1000.0));
   if (any_c) parts.push_back(fmt::format("SM clock {}-{} MHz", c_min, c_max));
   if (reasons != 0) parts.push_back("clock event reasons " + reasons_text(reasons));
-  *out +=
-      fmt::format("  under load ({} sample{}): {}\n", samples.size(),
-                  samples.size() == 1 ? "" : "s", parts.empty() ? "no values" : join(parts, " · "));
+  *out += fmt::format("  under load ({} sample{}): {}\n", samples.size(),
+                      samples.size() == 1 ? "" : "s",
+                      parts.empty() ? "no values" : join_skip_leading_empty(parts, " · "));
 }
 
 void append_gpu(std::string* out, const GpuRef& g, const DiagRun& run,
@@ -238,7 +235,7 @@ void append_gpu(std::string* out, const GpuRef& g, const DiagRun& run,
   for (const auto& d : run.devices) {
     if (d.bus_id != g.bus) continue;
     head += fmt::format(" · cc {}.{} · {} SMs · {}", d.cc_major, d.cc_minor, d.multiprocessors,
-                        format_diag_bytes(static_cast<double>(d.memory_bytes)));
+                        format_bytes_whole_if_round(static_cast<double>(d.memory_bytes)));
   }
   *out += "\n" + head + "\n";
 
@@ -376,10 +373,10 @@ void append_nccl(std::string* out, const DiagRun& run) {
   if (n.points.empty()) return;
   *out += fmt::format("  {:<12} {:<12} {:<14} {}\n", "size", "time", "algbw", "busbw");
   for (const auto& p : n.points) {
-    *out +=
-        fmt::format("  {:<12} {:<12} {:<14} {}\n", format_diag_bytes(static_cast<double>(p.bytes)),
-                    format_time_us(p.time_us), format_diag_value(p.algbw_bytes_per_s, "bytes/s"),
-                    format_diag_value(p.busbw_bytes_per_s, "bytes/s"));
+    *out += fmt::format(
+        "  {:<12} {:<12} {:<14} {}\n", format_bytes_whole_if_round(static_cast<double>(p.bytes)),
+        format_time_us(p.time_us), format_diag_value(p.algbw_bytes_per_s, "bytes/s"),
+        format_diag_value(p.busbw_bytes_per_s, "bytes/s"));
   }
 }
 
@@ -396,11 +393,11 @@ void append_scaling(std::string* out, const DiagRun& run) {
       "\nScaling: {} GPUs do {:.2f}x the work of one (ideal {}x): efficiency {:.1f} % · one GPU "
       "{:.1f} ms a step, all {:.1f} ms with the all-reduce of {}\n",
       n, s.speedup, n, s.efficiency * 100, s.one_gpu_step_ms, s.all_gpu_step_ms,
-      format_diag_bytes(static_cast<double>(s.gradient_bytes)));
+      format_bytes_whole_if_round(static_cast<double>(s.gradient_bytes)));
   if (!s.per_gpu_compute_ms.empty()) {
     std::vector<std::string> parts;
     for (double ms : s.per_gpu_compute_ms) parts.push_back(fmt::format("{:.1f}", ms));
-    *out += "  compute alone per GPU, ms: " + join(parts, " ") + "\n";
+    *out += "  compute alone per GPU, ms: " + join_skip_leading_empty(parts, " ") + "\n";
   }
 }
 
@@ -426,7 +423,7 @@ std::string render_diag_text(const Report& r, const DiagRun& run,
   if (run.cublas_version > 0) helper.push_back("cuBLAS " + triple_version(run.cublas_version));
   if (run.nccl_version > 0) helper.push_back("NCCL " + triple_version(run.nccl_version));
   helper.push_back("ran " + format_seconds(run.wall_ms / 1000));
-  out += join(helper, " · ") + "\n";
+  out += join_skip_leading_empty(helper, " · ") + "\n";
   if (!run.incomplete.empty()) {
     out += "Run ended early: " + run.incomplete;
     if (!run.last_started.empty()) out += " (running: " + run.last_started + ")";

@@ -1,4 +1,4 @@
-#include "probe/text.h"
+#include "util/text.h"
 
 #include <charconv>
 #include <cstdint>
@@ -12,6 +12,22 @@ std::string_view trim(std::string_view s) {
   if (b == std::string_view::npos) return {};
   size_t e = s.find_last_not_of(ws);
   return s.substr(b, e - b + 1);
+}
+
+std::string_view trim_isspace(std::string_view s) {
+  const char* ws = " \t\n\v\f\r";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::string_view trim_spaces_tabs_trailing_cr(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
 }
 
 std::vector<std::string_view> split_lines(std::string_view text) {
@@ -47,6 +63,20 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
     out.push_back(s.substr(0, p));
     if (p == std::string_view::npos) break;
     s.remove_prefix(p + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> split_strings(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  for (std::string_view part : split(text, sep)) out.emplace_back(part);
+  return out;
+}
+
+std::vector<std::string> split_strings_nonempty(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  for (std::string_view part : split(text, sep)) {
+    if (!part.empty()) out.emplace_back(part);
   }
   return out;
 }
@@ -118,6 +148,31 @@ std::string printable(std::string_view s, size_t max_len) {
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;
     }
+  }
+  return out;
+}
+
+std::string printable_or_question_mark(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) out += (c >= 0x20 && c <= 0x7e) ? c : '?';
+  return out;
+}
+
+std::string controls_to_question_mark(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  return out;
+}
+
+std::string printable_unquoted_or_underscore(std::string_view s, size_t max_len) {
+  std::string out;
+  for (char ch : s) {
+    if (out.size() >= max_len) break;
+    auto c = static_cast<unsigned char>(ch);
+    bool ok = c >= 0x20 && c < 0x7f && c != '"' && c != '\'' && c != '\\' && c != '`';
+    out += ok ? ch : '_';
   }
   return out;
 }

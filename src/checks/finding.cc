@@ -1,4 +1,4 @@
-#include "report/finding.h"
+#include "checks/finding.h"
 
 namespace gd {
 

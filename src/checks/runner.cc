@@ -1,4 +1,4 @@
-#include "report/report.h"
+#include "checks/runner.h"
 
 #include <fnmatch.h>
 

@@ -10,7 +10,7 @@
 // PCI bus id (what the kernel log and the check report name) and UUID (what
 // survives a reboot and CUDA_VISIBLE_DEVICES uses). A value whose NVML call
 // did not return SUCCESS is left out: NOT_SUPPORTED is not zero.
-#include "report/prometheus.h"
+#include "serve/metrics.h"
 
 #include <fmt/format.h>
 

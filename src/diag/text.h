@@ -11,7 +11,7 @@
 #include "diag/evaluate.h"
 #include "diag/format.h"
 #include "diag/result.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "report/render.h"
 
 namespace gd {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "checks/check.h"
-#include "report/finding.h"
+#include "checks/finding.h"
 #include "util/result.h"
 
 namespace gd {
