@@ -62,6 +62,7 @@ if(GD_CUDA AND CMAKE_CUDA_COMPILER)
 else()
   message(STATUS "gpudoctor-diag: not built (no CUDA compiler, or GD_CUDA=OFF)")
 endif()
+# `gpudoctor diag` says whether it was built with its CUDA helper.
 if(GD_HAVE_CUDA)
-  target_compile_definitions(gpudoctor_core PRIVATE GD_WITH_CUDA=1)
+  target_compile_definitions(gd_cli PRIVATE GD_WITH_CUDA=1)
 endif()

@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include "fuzz/invariants.h"
+#include "job/fitness.h"
 #include "probe/file_probes.h"
 #include "probe/pci_topology.h"
-#include "report/gpu_fitness.h"
 
 namespace {
 

@@ -24,7 +24,7 @@ build=(
 test=(
   libgtest-dev libgmock-dev libbenchmark-dev   # unit tests and benchmarks
   systemd-journal-remote                       # writes real journal files
-  clang-format python3-pytest                  # format check, Python module tests
+  clang-format clang-tidy python3-pytest       # format and tidy checks, Python module tests
   sqlite3                                      # reads the history back
   prometheus prometheus-node-exporter          # promtool, a real scrape; bench baseline
   slurm-wlm munge                              # a real single-node Slurm

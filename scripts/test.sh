@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: dependencies, a warnings-as-errors build with every
-# unit and end-to-end test, the format check, then the same tests once more
-# under AddressSanitizer + UndefinedBehaviorSanitizer.
+# unit and end-to-end test, the format check, clang-tidy on src/, then the same
+# tests once more under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each stage says when it starts (seconds since this script began), and the
@@ -27,6 +27,9 @@ stage "build (warnings are errors) and test"
 cmake -S . -B build -G Ninja -DGD_WERROR=ON -DGD_TESTS=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
+
+stage "clang-tidy on src/ (.clang-tidy)"
+bash scripts/tidy.sh build
 
 stage "Debian packages: cpack, install, use, remove"
 bash tests/packages/deb_test.sh build

@@ -52,9 +52,9 @@ int compare(const DriverVersion& a, const DriverVersion& b) {
   return 0;
 }
 
-std::string cuda_version_text(int v) {
-  if (v <= 0) return "unknown";
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+std::string cuda_version_text(int cuda_version) {
+  if (cuda_version <= 0) return "unknown";
+  return std::to_string(cuda_version / 1000) + "." + std::to_string((cuda_version % 1000) / 10);
 }
 
 const std::vector<ToolkitDriver>& toolkit_driver_table() {

@@ -16,8 +16,8 @@
 #include "checks/address_space_model.h"
 #include "checks/checks.h"
 #include "checks/compare.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
 #include "util/bytes.h"
 
 namespace gd {

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "checks/checks.h"
-#include "checks/cuda_visible.h"
 #include "checks/util.h"
+#include "facts/cuda_visible.h"
 
 namespace gd {
 namespace {

@@ -59,7 +59,8 @@ void state_fit(Finding* f, const Snapshot& s, int have, int need, RuntimeFit fit
   }
   if (fit == RuntimeFit::kMinorCompat) {
     add_comparison(f, compare_numbers("CUDA major version the driver supports vs the runtime's",
-                                      have / 1000, "==", need / 1000));
+                                      static_cast<double>(have / 1000),
+                                      "==", static_cast<double>(need / 1000)));
     if (fam != nullptr && driver) {
       add_comparison(f, compare_versions("kernel module version vs the CUDA " +
                                              std::to_string(fam->cuda_major) +

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "checks/checks.h"
-#include "checks/cuda_visible.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/cuda_visible.h"
+#include "facts/runtime.h"
 #include "util/text.h"
 
 namespace gd {

@@ -6,8 +6,8 @@
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
 #include "checks/compare.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
 #include "util/bytes.h"
 #include "util/text.h"
 

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "checks/checks.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
 
 namespace gd {
 namespace {

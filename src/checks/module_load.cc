@@ -4,13 +4,13 @@
 // kernel log says why it could not load (Secure Boot lockdown refused the
 // unsigned module, unknown symbols after a kernel update).
 #include <algorithm>
-#include <cstdlib>
 
 #include "catalog/nvrm.h"
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "kernlog/decode.h"
 
 namespace gd {
 
@@ -28,14 +28,10 @@ bool is_load_failure(const KernelEvent& e) {
 // "RmInitAdapter failed! (0x62:0x40:2168)": the init stage and NV_STATUS
 // by name (facts §2.1); the third number is a source line, ignored.
 std::string rm_init_detail(const std::string& message) {
-  size_t open = message.find("(0x");
-  if (open == std::string::npos) return "";
-  char* end = nullptr;
-  long stage = std::strtol(message.c_str() + open + 1, &end, 16);
-  if (end == nullptr || *end != ':') return "";
-  long status = std::strtol(end + 1, nullptr, 16);
-  const char* st = rm_init_stage_name(static_cast<int>(stage));
-  const char* ss = nv_status_name(static_cast<int>(status));
+  auto codes = rm_init_codes(message);
+  if (!codes) return "";
+  const char* st = rm_init_stage_name(codes->stage);
+  const char* ss = nv_status_name(codes->status);
   if (st == nullptr && ss == nullptr) return "";
   return std::string(" [") + (st ? st : "?") + ", " + (ss ? ss : "?") + "]";
 }

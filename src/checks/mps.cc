@@ -5,8 +5,8 @@
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
 #include "util/text.h"
 
 namespace gd {

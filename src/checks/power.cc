@@ -8,8 +8,8 @@
 
 #include "checks/checks.h"
 #include "checks/health_util.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
 #include "util/text.h"
 
 namespace gd {

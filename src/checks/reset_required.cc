@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 #include "catalog/cuda_errors.h"
@@ -20,23 +19,12 @@
 #include "checks/checks.h"
 #include "checks/health_util.h"
 #include "checks/kernel_events.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
+#include "kernlog/decode.h"
 #include "util/text.h"
 
 namespace gd {
-
-namespace {
-
-// Xid 154: "GPU recovery action changed from 0x4 (Drain and Reset) to 0x1
-// (GPU Reset Required)": the value after "to 0x".
-int recovery_action(const std::string& message) {
-  size_t to = message.rfind("to 0x");
-  if (to == std::string::npos) return -1;
-  return static_cast<int>(std::strtol(message.c_str() + to + 5, nullptr, 16));
-}
-
-}  // namespace
 
 std::vector<Finding> check_reset_required(const Snapshot& s, const Config& c) {
   constexpr const char* kId = "gpu.reset-required";
@@ -67,7 +55,7 @@ std::vector<Finding> check_reset_required(const Snapshot& s, const Config& c) {
   // Xid 154 states the action the driver now wants: 1 reset, 4 drain and
   // reset; 0 (none) means a reset already happened.
   for (const auto& [gpu, e] : last_154) {
-    int action = recovery_action(e->message);
+    int action = xid154_recovery_action(e->message);
     if (action == 1 || action == 4) {
       need[gpu].push_back(event_evidence(s, *e));
     } else if (action == 0) {

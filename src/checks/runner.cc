@@ -183,4 +183,18 @@ Report run_checks(const Snapshot& s, const Config& c, const std::vector<const Ch
   return r;
 }
 
+Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
+                                                  const std::vector<std::string>& skip,
+                                                  Config* config) {
+  // The file's own lists first, so that an error names where it is.
+  if (!config->only.empty() || !config->skip.empty()) {
+    if (auto c = select_checks(config->only, config->skip); !c.ok()) {
+      return Error{config->source + ": [checks]: " + c.error()};
+    }
+  }
+  if (!only.empty()) config->only = only;
+  config->skip.insert(config->skip.end(), skip.begin(), skip.end());
+  return select_checks(config->only, config->skip);
+}
+
 }  // namespace gd

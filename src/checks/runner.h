@@ -17,6 +17,12 @@ namespace gd {
 Result<std::vector<const CheckEntry*>> select_checks(const std::vector<std::string>& only,
                                                      const std::vector<std::string>& skip);
 
+// The checks a command runs: --only / --skip merged into the config's
+// [checks] lists (--only replaces its only, --skip adds to its skip), which
+// then go with the config into run_checks. Error: an item names nothing.
+Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
+                                                  const std::vector<std::string>& skip,
+                                                  Config* config);
 // Runs the checks, drops findings that --only/--skip exclude by id, ranks
 // the rest (rank_findings) and computes the verdict.
 Report run_checks(const Snapshot& s, const Config& c, const std::vector<const CheckEntry*>& checks,

@@ -1,14 +1,14 @@
 // visible-devices.invalid, visible-devices.hides-all: what CUDA makes of
-// CUDA_VISIBLE_DEVICES on this machine (rules in checks/cuda_visible.h), and
+// CUDA_VISIBLE_DEVICES on this machine (rules in facts/cuda_visible.h), and
 // what CUDA's own runs saw with and without it.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "checks/checks.h"
-#include "checks/cuda_visible.h"
-#include "checks/runtime_facts.h"
 #include "checks/util.h"
+#include "facts/cuda_visible.h"
+#include "facts/runtime.h"
 #include "util/text.h"
 
 namespace gd {

@@ -7,11 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "checks/runner.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/npd.h"
 #include "report/render.h"
-#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 #include "util/ascii.h"
 #include "util/duration.h"

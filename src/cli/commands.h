@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "checks/check.h"
-#include "probe/probe.h"
 #include "checks/finding.h"
+#include "checks/runner.h"
+#include "job/check.h"
+#include "probe/probe.h"
 #include "util/exe.h"
 #include "util/result.h"
 
@@ -55,15 +57,13 @@ void add_log_window_option(CLI::App* app, std::string* window);
 // command that judges takes them.
 void add_selection_options(CLI::App* app, std::vector<std::string>* only,
                            std::vector<std::string>* skip);
-// The checks a command runs: --only / --skip merged into the config's
-// [checks] lists (--only replaces its only, --skip adds to its skip), which
-// then go with the config into run_checks. Error: an item names nothing.
-Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
-                                                  const std::vector<std::string>& skip,
-                                                  Config* config);
-// The snapshot in `from` when given (--from FILE), else this machine probed
-// with `probe`. Error: the file could not be read or is no snapshot.
-Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe);
+// check_for_job (job/check.h) for `command` ("env", "run"): 0, or the exit
+// code after printing its one-line error (kExitUsage for a bad --config or
+// selection, kExitInternal for an unreadable --from snapshot).
+int job_check_or_exit(const std::string& command, const ProbeOptions& probe,
+                      const std::string& from, const std::string& config,
+                      const std::vector<std::string>& only, const std::vector<std::string>& skip,
+                      const std::vector<std::string>& job, JobCheck* out);
 
 struct CheckArgs {
   ProbeOptions probe;

@@ -86,13 +86,6 @@ CLI::Validator unsigned_64() {
       "N");
 }
 
-Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe) {
-  if (!from.empty()) return snapshot_from_file(from);
-  ProbeOptions opt = probe;
-  opt.self_exe = self_exe_path();
-  return collect_snapshot(opt);
-}
-
 bool color_wanted(int fd) {
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
@@ -131,18 +124,14 @@ void add_selection_options(CLI::App* app, std::vector<std::string>* only,
       ->delimiter(',');
 }
 
-Result<std::vector<const CheckEntry*>> select_for(const std::vector<std::string>& only,
-                                                  const std::vector<std::string>& skip,
-                                                  Config* config) {
-  // The file's own lists first, so that an error names where it is.
-  if (!config->only.empty() || !config->skip.empty()) {
-    if (auto c = select_checks(config->only, config->skip); !c.ok()) {
-      return Error{config->source + ": [checks]: " + c.error()};
-    }
-  }
-  if (!only.empty()) config->only = only;
-  config->skip.insert(config->skip.end(), skip.begin(), skip.end());
-  return select_checks(config->only, config->skip);
+int job_check_or_exit(const std::string& command, const ProbeOptions& probe,
+                      const std::string& from, const std::string& config,
+                      const std::vector<std::string>& only, const std::vector<std::string>& skip,
+                      const std::vector<std::string>& job, JobCheck* out) {
+  auto failed = check_for_job(probe, from, config, only, skip, job, out);
+  if (!failed) return 0;
+  print_error(command + ": " + failed->message);
+  return failed->usage ? kExitUsage : kExitInternal;
 }
 
 }  // namespace gd

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "checks/runner.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "fleet/report_input.h"
-#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 #include "util/read_file.h"
 

@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/job_check.h"
-#include "report/env_render.h"
+#include "job/check.h"
+#include "job/env_render.h"
 
 namespace gd {
 
@@ -38,7 +38,8 @@ int run_env(const EnvArgs& args) {
     return kExitUsage;
   }
   JobCheck c;
-  if (int rc = check_for_job("env", args.probe, args.from, args.config, {}, {}, {}, &c); rc != 0)
+  if (int rc = job_check_or_exit("env", args.probe, args.from, args.config, {}, {}, {}, &c);
+      rc != 0)
     return rc;
   const Fitness& f = c.fitness;
   JobEnv job = plan_job_env(c.snapshot, f, JobEnvOptions{});

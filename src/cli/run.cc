@@ -14,7 +14,7 @@
 
 #include "checks/util.h"
 #include "cli/commands.h"
-#include "cli/job_check.h"
+#include "job/check.h"
 #include "report/render.h"
 #include "util/text.h"
 
@@ -92,30 +92,27 @@ void print_causes(const JobCheck& c, const JobEnv& job, bool exclude) {
 }
 
 // sched_getaffinity with a set large enough for this kernel's CPU count.
-bool allowed_cpus(std::vector<int>* out, std::string* err) {
+Result<std::vector<int>> allowed_cpus() {
   for (int n = 1024; n <= (1 << 16); n *= 2) {
     cpu_set_t* set = CPU_ALLOC(n);
     size_t size = CPU_ALLOC_SIZE(n);
     CPU_ZERO_S(size, set);
     if (sched_getaffinity(0, size, set) == 0) {
+      std::vector<int> out;
       for (int cpu = 0; cpu < n; ++cpu) {
-        if (CPU_ISSET_S(cpu, size, set)) out->push_back(cpu);
+        if (CPU_ISSET_S(cpu, size, set)) out.push_back(cpu);
       }
       CPU_FREE(set);
-      return true;
+      return out;
     }
     int e = errno;
     CPU_FREE(set);
-    if (e != EINVAL) {
-      *err = std::strerror(e);
-      return false;
-    }
+    if (e != EINVAL) return Error{std::strerror(e)};
   }
-  *err = "the CPU mask is larger than 65536 CPUs";
-  return false;
+  return Error{"the CPU mask is larger than 65536 CPUs"};
 }
 
-bool set_cpus(const std::vector<int>& cpus, std::string* err) {
+Result<Done> set_cpus(const std::vector<int>& cpus) {
   int n = cpus.back() + 1;
   cpu_set_t* set = CPU_ALLOC(n);
   size_t size = CPU_ALLOC_SIZE(n);
@@ -124,8 +121,8 @@ bool set_cpus(const std::vector<int>& cpus, std::string* err) {
   int rc = sched_setaffinity(0, size, set);
   int e = errno;
   CPU_FREE(set);
-  if (rc != 0) *err = std::strerror(e);
-  return rc == 0;
+  if (rc != 0) return Error{std::strerror(e)};
+  return Done{};
 }
 
 // --bind-cpus: pin to the local CPUs of the rank-th GPU the job sees. Any
@@ -164,12 +161,12 @@ void bind_cpus(const JobCheck& c, const JobEnv& job) {
     say(fmt::format("--bind-cpus: GPU {}: {}; CPUs not pinned", g.bus_id, local.error()));
     return;
   }
-  std::vector<int> allowed;
-  std::string err;
-  if (!allowed_cpus(&allowed, &err)) {
-    say("--bind-cpus: sched_getaffinity: " + err + "; CPUs not pinned");
+  auto allowed_or = allowed_cpus();
+  if (!allowed_or.ok()) {
+    say("--bind-cpus: sched_getaffinity: " + allowed_or.error() + "; CPUs not pinned");
     return;
   }
+  const std::vector<int>& allowed = *allowed_or;
   std::vector<int> both;
   for (int cpu : *local) {
     if (std::find(allowed.begin(), allowed.end(), cpu) != allowed.end()) both.push_back(cpu);
@@ -181,8 +178,8 @@ void bind_cpus(const JobCheck& c, const JobEnv& job) {
         g.bus_id, g.local_cpulist, format_cpu_list(allowed)));
     return;
   }
-  if (!set_cpus(both, &err)) {
-    say("--bind-cpus: sched_setaffinity: " + err + "; CPUs not pinned");
+  if (auto pinned = set_cpus(both); !pinned.ok()) {
+    say("--bind-cpus: sched_setaffinity: " + pinned.error() + "; CPUs not pinned");
     return;
   }
   std::string numa = g.numa_node >= 0 ? fmt::format(", NUMA node {}", g.numa_node) : "";
@@ -250,8 +247,8 @@ int run_run(const RunArgs& args) {
     return kExitUsage;
   }
   JobCheck c;
-  if (int rc =
-          check_for_job("run", args.probe, "", args.config, args.only, args.skip, args.command, &c);
+  if (int rc = job_check_or_exit("run", args.probe, "", args.config, args.only, args.skip,
+                                 args.command, &c);
       rc != 0)
     return rc;
   if (!args.json_report.empty()) {

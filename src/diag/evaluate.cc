@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <set>
 
-#include "checks/health_util.h"
 #include "checks/util.h"
 #include "diag/format.h"
 #include "diag/outliers.h"
+#include "facts/health.h"
 #include "util/text.h"
 
 namespace gd {

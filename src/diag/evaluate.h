@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "diag/result.h"
 #include "checks/finding.h"
+#include "diag/result.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -11,10 +11,10 @@
 #include <set>
 #include <sstream>
 
-#include "checks/health_util.h"
 #include "checks/util.h"
 #include "diag/format.h"
 #include "diag/outliers.h"
+#include "facts/health.h"
 #include "util/bytes.h"
 #include "util/text.h"
 

@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <map>
 
-#include "checks/health_util.h"
 #include "checks/util.h"
 #include "diag/format.h"
 #include "diag/outliers.h"
+#include "facts/health.h"
 #include "util/bytes.h"
 #include "util/text.h"
 

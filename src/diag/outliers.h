@@ -12,9 +12,9 @@
 
 #include "catalog/gpu_models.h"
 #include "catalog/gpu_perf.h"
+#include "checks/finding.h"
 #include "diag/evaluate.h"
 #include "diag/result.h"
-#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -20,7 +20,7 @@
 #include <map>
 #include <set>
 
-#include "checks/health_util.h"
+#include "facts/health.h"
 #include "util/bytes.h"
 #include "util/text.h"
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "checks/finding.h"
 #include "diag/evaluate.h"
 #include "diag/format.h"
 #include "diag/result.h"
-#include "checks/finding.h"
 #include "report/render.h"
 
 namespace gd {

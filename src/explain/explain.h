@@ -13,7 +13,7 @@ namespace gd {
 
 // Fills kernel_log, cuda, nvml, env and reported from the text; every source
 // the text says nothing about goes into Snapshot::unobserved.
-Snapshot snapshot_from_text(std::string_view text);
+Snapshot snapshot_from_text(std::string_view raw);
 
 // Runs the checks whose inputs the snapshot observed, adds the causes its
 // error codes point at but cannot decide ("possible", with what to run

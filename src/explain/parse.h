@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "util/text.h"  // trim
 #include "snapshot/snapshot.h"
+#include "util/text.h"  // trim
 
 namespace gd {
 

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "explain/parse.h"
-#include "util/text.h"
 #include "util/ascii.h"
 #include "util/substring_index.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

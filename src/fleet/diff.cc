@@ -6,7 +6,7 @@
 
 #include "checks/runner.h"
 #include "checks/util.h"
-#include "fleet/identity.h"
+#include "facts/identity.h"
 #include "util/bytes.h"
 #include "util/text.h"
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "catalog/nvrm.h"
 #include "util/text.h"  // trim, hex_digit
@@ -332,6 +333,22 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
     e.gpu = find_pci_address(t);
     emit(std::move(e));
   }
+}
+
+std::optional<RmInitCodes> rm_init_codes(const std::string& message) {
+  size_t open = message.find("(0x");
+  if (open == std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  long stage = std::strtol(message.c_str() + open + 1, &end, 16);
+  if (end == nullptr || *end != ':') return std::nullopt;
+  long status = std::strtol(end + 1, nullptr, 16);
+  return RmInitCodes{static_cast<int>(stage), static_cast<int>(status)};
+}
+
+int xid154_recovery_action(const std::string& message) {
+  size_t to = message.rfind("to 0x");
+  if (to == std::string::npos) return -1;
+  return static_cast<int>(std::strtol(message.c_str() + to + 5, nullptr, 16));
 }
 
 }  // namespace gd

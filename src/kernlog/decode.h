@@ -50,4 +50,16 @@ class KernelMessageDecoder {
   std::map<std::string, std::string> uuids_;
 };
 
+// The numbers inside a decoded event's message, for the checks that explain it.
+// "RmInitAdapter failed! (0x62:0x40:2168)": the init stage and the NV_STATUS
+// (facts §2.1); nullopt when the message has no "(0xS:0xN" part.
+struct RmInitCodes {
+  int stage = 0;
+  int status = 0;
+};
+std::optional<RmInitCodes> rm_init_codes(const std::string& message);
+// Xid 154: "GPU recovery action changed from 0x4 (Drain and Reset) to 0x1
+// (GPU Reset Required)": the action after "to 0x"; -1 when there is none.
+int xid154_recovery_action(const std::string& message);
+
 }  // namespace gd

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -104,9 +105,9 @@ int on_hit(unsigned, unsigned long long, unsigned long long to, unsigned, void* 
 // "[  811.239125]", as dmesg prints the time since boot.
 std::string dmesg_stamp(double boot_s) {
   char stamp[48];
-  std::snprintf(
-      stamp, sizeof stamp, "[%5llu.%06llu]", static_cast<unsigned long long>(boot_s),
-      static_cast<unsigned long long>((boot_s - static_cast<uint64_t>(boot_s)) * 1e6 + 0.5));
+  std::snprintf(stamp, sizeof stamp, "[%5llu.%06llu]", static_cast<unsigned long long>(boot_s),
+                static_cast<unsigned long long>(
+                    std::llround((boot_s - static_cast<uint64_t>(boot_s)) * 1e6)));
   return stamp;
 }
 

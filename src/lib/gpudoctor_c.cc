@@ -11,11 +11,11 @@
 #include <exception>
 #include <new>
 
+#include "checks/runner.h"
 #include "config/config.h"
 #include "gpudoctor/gpudoctor.h"
 #include "lib/lib_internal.h"
 #include "report/render.h"
-#include "checks/runner.h"
 
 namespace {
 

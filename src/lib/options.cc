@@ -82,6 +82,7 @@ Result<std::vector<std::string>> get_list(const json& j, const char* key) {
 }
 
 // `auto var = *expr;` or return its error.
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `var` names a variable, it cannot be parenthesized.
 #define GD_TRY(var, expr)                           \
   auto var##_r = (expr);                            \
   if (!var##_r.ok()) return Error{var##_r.error()}; \

@@ -90,9 +90,9 @@ void record_exit(int status, ChildResult* r) {
   }
 }
 
-pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
-                         const std::vector<std::string>& env, int in_fd, int out_fd, int err_fd,
-                         std::initializer_list<int> default_signals, std::string* error) {
+Result<pid_t> spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                                 const std::vector<std::string>& env, int in_fd, int out_fd,
+                                 int err_fd, std::initializer_list<int> default_signals) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (in_fd < 0) {
@@ -126,10 +126,7 @@ pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>&
   int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    *error = "cannot run " + exe + ": " + std::strerror(rc);
-    return -1;
-  }
+  if (rc != 0) return Error{"cannot run " + exe + ": " + std::strerror(rc)};
   return pid;
 }
 
@@ -194,25 +191,23 @@ size_t ChildRunner::start(const ChildSpec& spec) {
     return id;
   }
 
-  std::string spawn_error;
-  pid_t pid =
-      spawn_in_own_group(spec.exe, spec.args, spec.env, -1, out[1], err[1], {}, &spawn_error);
+  auto pid = spawn_in_own_group(spec.exe, spec.args, spec.env, -1, out[1], err[1], {});
   close(out[1]);
   close(err[1]);
-  if (pid < 0) {
-    proc->result.start_error = spawn_error;
+  if (!pid.ok()) {
+    proc->result.start_error = pid.error();
     close(out[0]);
     close(err[0]);
     proc->done = true;
     return id;
   }
   proc->result.started = true;
-  proc->pid = pid;
+  proc->pid = *pid;
   proc->out_fd = out[0];
   proc->err_fd = err[0];
   fcntl(proc->out_fd, F_SETFL, O_NONBLOCK);
   fcntl(proc->err_fd, F_SETFL, O_NONBLOCK);
-  proc->pid_fd = open_pidfd(pid);
+  proc->pid_fd = open_pidfd(*pid);
   return id;
 }
 

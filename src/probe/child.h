@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/result.h"
+
 namespace gd {
 
 struct ChildSpec {
@@ -58,10 +60,10 @@ void record_exit(int status, ChildResult* r);
 // `in_fd` (-1: /dev/null), stdout and stderr to `out_fd`/`err_fd`, no other
 // descriptor inherited, every signal unblocked and `default_signals` (and
 // SIGPIPE) reset to their default action, in a process group of its own so
-// a kill reaches whatever it starts. Returns the pid, or -1 with *error.
-pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
-                         const std::vector<std::string>& env, int in_fd, int out_fd, int err_fd,
-                         std::initializer_list<int> default_signals, std::string* error);
+// a kill reaches whatever it starts. Returns the pid; error: "cannot run EXE: why".
+Result<pid_t> spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                                 const std::vector<std::string>& env, int in_fd, int out_fd,
+                                 int err_fd, std::initializer_list<int> default_signals);
 
 // Runs children concurrently under one absolute deadline: start() them all,
 // then wait() for each or wait_all(). Waiting services every child's pipes,

@@ -6,6 +6,8 @@
 
 #include "probe/pci_topology.h"  // probe_iommu
 #include "probe/probe.h"
+#include "snapshot/snapshot_json.h"
+#include "util/exe.h"
 #include "util/time.h"
 
 namespace gd {
@@ -42,6 +44,13 @@ Snapshot collect_snapshot(const ProbeOptions& opt) {
   }
   if (opt.hardware) probe_hardware(opt, &s);
   return s;
+}
+
+Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe) {
+  if (!from.empty()) return snapshot_from_file(from);
+  ProbeOptions opt = probe;
+  opt.self_exe = self_exe_path();
+  return collect_snapshot(opt);
 }
 
 }  // namespace gd

@@ -188,10 +188,10 @@ void run_driver(ChildOutput& out, CudaRun* run) {
 constexpr const char* kCudartNames[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
                                         "libcudart.so"};
 
-LoadedLibrary load_cudart(const std::string& path, std::string* error) {
+Result<LoadedLibrary> load_cudart(const std::string& path) {
   if (!path.empty()) {
     LoadedLibrary lib = load_library(path);
-    if (lib.handle == nullptr) *error = lib.error;
+    if (lib.handle == nullptr) return Error{lib.error};
     return lib;
   }
   std::string tried;
@@ -200,13 +200,16 @@ LoadedLibrary load_cudart(const std::string& path, std::string* error) {
     if (lib.handle != nullptr) return lib;
     tried += (tried.empty() ? "" : ", ") + std::string(name);
   }
-  *error = "no CUDA runtime found (tried " + tried + ")";
-  return {};
+  return Error{"no CUDA runtime found (tried " + tried + ")"};
 }
 
 void run_runtime(ChildOutput& out, const std::string& path, CudaRun* run) {
-  LoadedLibrary lib = load_cudart(path, &run->cudart_error);
-  if (lib.handle == nullptr) return;
+  auto loaded = load_cudart(path);
+  if (!loaded.ok()) {
+    run->cudart_error = loaded.error();
+    return;
+  }
+  LoadedLibrary& lib = *loaded;
   cuda::RuntimeApi rt;
   rt.runtime_version = resolve<cuda::cudaError_t(int*)>(lib.handle, {"cudaRuntimeGetVersion"});
   rt.device_count = resolve<cuda::cudaError_t(int*)>(lib.handle, {"cudaGetDeviceCount"});

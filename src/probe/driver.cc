@@ -4,8 +4,8 @@
 // /proc/devices, /sys/module/nvidia_uvm/parameters/uvm_disable_hmm.
 #include "probe/file_probes.h"
 #include "probe/probe.h"
-#include "util/text.h"
 #include "util/ascii.h"
+#include "util/text.h"
 
 namespace gd {
 

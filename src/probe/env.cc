@@ -13,8 +13,8 @@
 
 #include "probe/file_probes.h"
 #include "probe/probe.h"
-#include "util/text.h"
 #include "util/ascii.h"
+#include "util/text.h"
 
 extern char** environ;
 

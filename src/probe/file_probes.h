@@ -35,7 +35,7 @@ class ProbeNotes {
   ProbeRecord record(std::string name) const;
 
  private:
-  void add(std::string what);
+  void add(const std::string& what);
   std::string detail_;
   std::vector<FieldGap> gaps_;
   int unrecognised_ = 0;

@@ -86,6 +86,8 @@ std::string format_uuid(const unsigned char bytes[16]);
 
 // --- parent side -------------------------------------------------------------
 
+// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's move may throw only on
+// allocation failure, which ends the process anyway.
 struct ParsedChildOutput {
   bool has_result = false;
   nlohmann::json result;

@@ -2,7 +2,7 @@
 
 namespace gd {
 
-void ProbeNotes::add(std::string what) {
+void ProbeNotes::add(const std::string& what) {
   if (what.empty()) return;
   // Bounded: a tree full of garbage must not give a megabyte of detail.
   if (detail_.size() > 2000) return;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "snapshot/snapshot.h"
+#include "util/result.h"
 
 namespace gd {
 
@@ -22,6 +23,9 @@ struct ProbeOptions {
 // Runs every probe and returns the snapshot. Never fails: each probe's
 // outcome is in snapshot.probes.
 Snapshot collect_snapshot(const ProbeOptions& opt);
+// The snapshot in `from` when given (--from FILE), else this machine probed
+// with `probe`. Error: the file could not be read or is no snapshot.
+Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe);
 
 // File probes (src/probe/<name>.cc). Each fills its part of the snapshot and
 // returns how it went; collect_snapshot() times them.

@@ -111,35 +111,32 @@ void NvmlSampler::close_child() {
   close_fd(&err_);
 }
 
-bool NvmlSampler::start_child(std::string* error) {
+Result<Done> NvmlSampler::start_child() {
   int sv[2] = {-1, -1};
   int err[2] = {-1, -1};
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-    *error = std::string("could not start: ") + std::strerror(errno);
+    std::string why = std::string("could not start: ") + std::strerror(errno);
     for (int fd : {sv[0], sv[1], err[0], err[1]}) {
       if (fd >= 0) close(fd);
     }
-    return false;
+    return Error{why};
   }
-  std::string spawn_error;
-  pid_t pid =
-      spawn_in_own_group(opt_.exe, {"__probe-nvml-sampler", "--lib", opt_.nvml_lib}, opt_.env,
-                         sv[1], sv[1], err[1], {SIGTERM, SIGINT, SIGHUP}, &spawn_error);
+  auto pid = spawn_in_own_group(opt_.exe, {"__probe-nvml-sampler", "--lib", opt_.nvml_lib},
+                                opt_.env, sv[1], sv[1], err[1], {SIGTERM, SIGINT, SIGHUP});
   close(sv[1]);
   close(err[1]);
-  if (pid < 0) {
-    *error = "could not start: " + spawn_error;
+  if (!pid.ok()) {
     close(sv[0]);
     close(err[0]);
-    return false;
+    return Error{"could not start: " + pid.error()};
   }
-  pid_ = pid;
+  pid_ = *pid;
   sock_ = sv[0];
   err_ = err[0];
   err_tail_.clear();
   fcntl(sock_, F_SETFL, O_NONBLOCK);
   fcntl(err_, F_SETFL, O_NONBLOCK);
-  return true;
+  return Done{};
 }
 
 std::string NvmlSampler::kill_child() {
@@ -195,8 +192,7 @@ SampleResult NvmlSampler::sample() {
   if (pid_ < 0) {
     if (started_once_) ++restarts_;
     started_once_ = true;
-    std::string err;
-    if (!start_child(&err)) return fail(err);
+    if (auto started = start_child(); !started.ok()) return fail(started.error());
   }
 
   ChildResult cr;  // for child_failure()'s wording

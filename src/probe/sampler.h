@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "snapshot/snapshot.h"
+#include "util/result.h"
 
 namespace gd {
 
@@ -67,7 +68,7 @@ class NvmlSampler {
 
  private:
   using Clock = std::chrono::steady_clock;
-  bool start_child(std::string* error);
+  Result<Done> start_child();
   // Kills the child's process group and reaps it within a short grace;
   // returns the signal or exit status description ("SIGKILL", "exit 3").
   std::string kill_child();

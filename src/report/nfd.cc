@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "catalog/gpu_models.h"
-#include "fleet/identity.h"
-#include "report/gpu_fitness.h"
+#include "facts/identity.h"
+#include "job/fitness.h"
 #include "util/ascii.h"
 
 namespace gd {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "fleet/identity.h"
+#include "facts/identity.h"
 #include "util/text.h"
 
 namespace gd {

@@ -240,7 +240,7 @@ void DaemonState::beat_check(int64_t now_unix_ms) {
   check_beat_ms_ = now_unix_ms;
 }
 
-std::string DaemonState::unhealthy_reason(int64_t now_ms, int64_t max_sampler_silence_ms,
+std::string DaemonState::unhealthy_reason(int64_t now_unix_ms, int64_t max_sampler_silence_ms,
                                           int64_t max_check_silence_ms) const {
   std::shared_ptr<const SampleState> sample;
   int64_t sampler_beat = 0, check_beat = 0;
@@ -251,18 +251,19 @@ std::string DaemonState::unhealthy_reason(int64_t now_ms, int64_t max_sampler_si
     check_beat = check_beat_ms_ != 0 ? check_beat_ms_ : started_ms_;
   }
   auto secs = [](int64_t ms) { return std::to_string(ms / 1000) + " s"; };
-  if (now_ms - sampler_beat > max_sampler_silence_ms) {
-    return "the sampler loop has not finished a round for " + secs(now_ms - sampler_beat);
+  if (now_unix_ms - sampler_beat > max_sampler_silence_ms) {
+    return "the sampler loop has not finished a round for " + secs(now_unix_ms - sampler_beat);
   }
-  if (now_ms - check_beat > max_check_silence_ms) {
-    return "the check loop has not finished a round for " + secs(now_ms - check_beat);
+  if (now_unix_ms - check_beat > max_check_silence_ms) {
+    return "the check loop has not finished a round for " + secs(now_unix_ms - check_beat);
   }
   if (!sample->have_sample) {
     return "no NVML sample yet" + (sample->last_error.empty() ? "" : ": " + sample->last_error);
   }
   if (!sample->last_error.empty()) return "the last NVML sample is stale: " + sample->last_error;
-  if (sample_is_stale(*sample, now_ms, interval_s_)) {
-    return "the last NVML sample is stale: taken " + secs(now_ms - sample->taken_unix_ms) + " ago";
+  if (sample_is_stale(*sample, now_unix_ms, interval_s_)) {
+    return "the last NVML sample is stale: taken " + secs(now_unix_ms - sample->taken_unix_ms) +
+           " ago";
   }
   return "";
 }

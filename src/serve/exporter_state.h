@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "checks/finding.h"
 #include "diag/evaluate.h"
 #include "diag/result.h"
-#include "checks/finding.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

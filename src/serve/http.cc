@@ -327,7 +327,7 @@ class Server final : public HttpServer {
   bool stopped_ = false;
 };
 
-std::unique_ptr<httplib::Server> make_tls_server(const TlsServerConfig& tls, std::string* err);
+Result<std::unique_ptr<httplib::Server>> make_tls_server(const TlsServerConfig& tls);
 
 void Server::setup_routes(std::map<std::string, HttpHandler> routes) {
   routes_ = std::move(routes);
@@ -371,7 +371,7 @@ void Server::setup_routes(std::map<std::string, HttpHandler> routes) {
         return HR::Handled;
       }));
   svr_->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+      [](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
         res.status = 500;
         res.set_content("internal error\n", kTextPlain);
       });
@@ -427,7 +427,7 @@ httplib::Server::HandlerResponse Server::answer(const httplib::Request& req,
                    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
   }
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(std::move(r.body), r.content_type.c_str());
+  res.set_content(r.body, r.content_type);
   return HR::Handled;
 }
 
@@ -566,9 +566,9 @@ Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHan
     if (!wc.basic_auth_users.empty()) auth = std::make_unique<BasicAuth>(wc.basic_auth_users);
   }
   if (wc.tls) {
-    std::string err;
-    svr_ = make_tls_server(wc.tls_server, &err);
-    if (!svr_) return Error{"web config " + opt.web_config + ": " + err};
+    auto tls_server = make_tls_server(wc.tls_server);
+    if (!tls_server.ok()) return Error{"web config " + opt.web_config + ": " + tls_server.error()};
+    svr_ = std::move(*tls_server);
   } else {
     svr_ = std::make_unique<httplib::Server>();
   }
@@ -631,7 +631,7 @@ Result<bool> Server::start(const HttpOptions& opt, std::map<std::string, HttpHan
 
 // TLS: the SSL_CTX is set up here rather than by httplib's path constructor,
 // which knows neither client_auth_type nor min_version.
-std::unique_ptr<httplib::Server> make_tls_server(const TlsServerConfig& tls, std::string* err) {
+Result<std::unique_ptr<httplib::Server>> make_tls_server(const TlsServerConfig& tls) {
   std::string why;
   auto svr = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
     int min = tls.min_version == "TLS13" ? TLS1_3_VERSION : TLS1_2_VERSION;
@@ -671,11 +671,8 @@ std::unique_ptr<httplib::Server> make_tls_server(const TlsServerConfig& tls, std
     }
     return true;
   });
-  if (!svr->is_valid()) {
-    *err = why.empty() ? "cannot set up TLS" : why;
-    return nullptr;
-  }
-  return svr;
+  if (!svr->is_valid()) return Error{why.empty() ? "cannot set up TLS" : why};
+  return std::unique_ptr<httplib::Server>(std::move(svr));
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "fleet/identity.h"
+#include "facts/identity.h"
 
 namespace gd {
 

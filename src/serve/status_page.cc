@@ -11,8 +11,8 @@
 #include <set>
 
 #include "catalog/xid.h"
-#include "checks/health_util.h"
 #include "diag/text.h"
+#include "facts/health.h"
 #include "util/time.h"
 
 namespace gd {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "checks/cuda_visible.h"
+#include "facts/cuda_visible.h"
 #include "topo/topology.h"
 
 namespace gd {

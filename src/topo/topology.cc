@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "checks/cuda_visible.h"
+#include "facts/cuda_visible.h"
 #include "util/text.h"
 
 namespace gd {

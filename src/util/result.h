@@ -13,6 +13,10 @@ struct Error {
   std::string message;  // one line, no trailing period; said to the user as is
 };
 
+// The value of a Result that has none to give: Result<Done> says only whether
+// the call worked, and if not, why.
+struct Done {};
+
 template <class T>
 class Result {
  public:

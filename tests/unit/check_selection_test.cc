@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "checks/runner.h"
 #include "config/config.h"
 #include "report/render.h"
-#include "checks/runner.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

@@ -6,9 +6,9 @@
 
 #include "checks/checks.h"
 #include "checks/health_util.h"
+#include "checks/runner.h"
 #include "config/config.h"
 #include "kernlog/scanner.h"
-#include "checks/runner.h"
 #include "snapshot_builders.h"
 
 namespace gd {

@@ -1,6 +1,6 @@
 // Tests of CUDA's device numbering and CUDA_VISIBLE_DEVICES rules as
 // checks/cuda_visible.h predicts them, on the test machines of MACHINES.md.
-#include "checks/cuda_visible.h"
+#include "facts/cuda_visible.h"
 
 #include <gtest/gtest.h>
 

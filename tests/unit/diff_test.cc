@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fleet/identity.h"
+#include "checks/runner.h"
+#include "facts/identity.h"
 #include "fleet/report_input.h"
 #include "report/render.h"
-#include "checks/runner.h"
 #include "snapshot_builders.h"
 
 namespace gd {

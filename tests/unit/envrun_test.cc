@@ -3,9 +3,9 @@
 // lists (report/gpu_fitness.h, report/env_render.h).
 #include <gtest/gtest.h>
 
-#include "report/env_render.h"
-#include "report/gpu_fitness.h"
 #include "checks/runner.h"
+#include "job/env_render.h"
+#include "job/fitness.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

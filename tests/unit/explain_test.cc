@@ -9,8 +9,8 @@
 
 #include "catalog/cuda_errors.h"
 #include "catalog/error_phrases.h"
-#include "explain/parse.h"
 #include "checks/runner.h"
+#include "explain/parse.h"
 
 namespace gd {
 namespace {

@@ -9,8 +9,8 @@
 #include <regex>
 #include <sstream>
 
-#include "config/config.h"
 #include "checks/runner.h"
+#include "config/config.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

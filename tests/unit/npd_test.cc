@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "config/config.h"
 #include "checks/runner.h"
+#include "config/config.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

@@ -16,9 +16,9 @@
 #include "probe/file_probes.h"
 #include "probe/probe.h"
 #include "probe/rootfs.h"
-#include "util/text.h"
 #include "snapshot/snapshot_json.h"
 #include "test_util.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {

@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "diag/json.h"
-#include "serve/metrics.h"
 #include "serve/daemon_state.h"
+#include "serve/metrics.h"
 #include "serve/status_page.h"
 #include "snapshot_builders.h"
 #include "test_util.h"

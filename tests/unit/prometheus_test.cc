@@ -3,8 +3,6 @@
 // tests/prometheus/promtool_check.py --update, which also runs promtool on them),
 // escaping, omitted values, a lost GPU, the series count per GPU, and that
 // docs/metrics.md and the alert rules agree with what render_metrics emits.
-#include "serve/metrics.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,9 +14,10 @@
 
 #include "catalog/xid.h"
 #include "checks/health_util.h"
+#include "checks/runner.h"
 #include "config/config.h"
 #include "kernlog/scanner.h"
-#include "checks/runner.h"
+#include "serve/metrics.h"
 #include "snapshot_builders.h"
 #include "test_util.h"
 

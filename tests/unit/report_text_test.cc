@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <string>
 
+#include "checks/runner.h"
 #include "config/config.h"
 #include "report/render.h"
-#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 #include "snapshot_builders.h"
 #include "test_util.h"

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "checks/checks.h"
+#include "checks/runner.h"
 #include "probe/file_probes.h"
 #include "probe/rootfs.h"
-#include "checks/runner.h"
 #include "snapshot_builders.h"
 
 namespace gd {

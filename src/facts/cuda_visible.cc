@@ -1,4 +1,4 @@
-#include "checks/cuda_visible.h"
+#include "facts/cuda_visible.h"
 
 #include <fmt/format.h>
 

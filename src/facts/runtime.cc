@@ -1,9 +1,9 @@
-#include "checks/runtime_facts.h"
+#include "facts/runtime.h"
 
 #include <fmt/format.h>
 
 #include "catalog/cuda_errors.h"
-#include "checks/util.h"
+#include "facts/query.h"
 #include "util/bytes.h"
 
 namespace gd {

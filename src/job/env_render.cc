@@ -1,4 +1,4 @@
-#include "report/env_render.h"
+#include "job/env_render.h"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
-// `gpudoctor env` output: a job's settings (report/gpu_fitness.h) as shell
+// `gpudoctor env` output: a job's settings (job/fitness.h) as shell
 // exports, fish `set -gx`, `docker run -e` flags or a Kubernetes env block.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "report/gpu_fitness.h"
+#include "job/fitness.h"
 
 namespace gd {
 

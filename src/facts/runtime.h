@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "checks/cuda_visible.h"
-#include "checks/util.h"
+#include "facts/cuda_visible.h"
+#include "facts/query.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {

@@ -1,9 +1,9 @@
-#include "fleet/identity.h"
+#include "facts/identity.h"
 
 #include <algorithm>
 #include <set>
 
-#include "checks/util.h"
+#include "facts/query.h"
 #include "util/text.h"
 
 namespace gd {

@@ -1,35 +1,26 @@
-#include "cli/job_check.h"
+#include "job/check.h"
 
 #include <cstdlib>
 
-#include "cli/commands.h"
+#include "checks/runner.h"
 #include "config/config.h"
 #include "probe/job_request.h"
-#include "checks/runner.h"
 #include "snapshot/snapshot_json.h"
 
 namespace gd {
 
-int check_for_job(const std::string& command, const ProbeOptions& probe, const std::string& from,
-                  const std::string& config, const std::vector<std::string>& only,
-                  const std::vector<std::string>& skip, const std::vector<std::string>& job,
-                  JobCheck* out) {
+std::optional<JobCheckError> check_for_job(const ProbeOptions& probe, const std::string& from,
+                                           const std::string& config,
+                                           const std::vector<std::string>& only,
+                                           const std::vector<std::string>& skip,
+                                           const std::vector<std::string>& job, JobCheck* out) {
   // --config, else $GPUDOCTOR_CONFIG, as for check (docs/config.md).
   auto cfg = load_config(config_path(config, std::getenv("GPUDOCTOR_CONFIG")));
-  if (!cfg.ok()) {
-    print_error(command + ": " + cfg.error());
-    return kExitUsage;
-  }
+  if (!cfg.ok()) return JobCheckError{true, cfg.error()};
   auto checks = select_for(only, skip, &*cfg);
-  if (!checks.ok()) {
-    print_error(command + ": " + checks.error());
-    return kExitUsage;
-  }
+  if (!checks.ok()) return JobCheckError{true, checks.error()};
   auto loaded = load_or_probe(from, probe);
-  if (!loaded.ok()) {
-    print_error(command + ": " + loaded.error());
-    return kExitInternal;
-  }
+  if (!loaded.ok()) return JobCheckError{false, loaded.error()};
   out->snapshot = std::move(*loaded);
   if (auto request = job_gpu_request(job)) {
     out->snapshot.env.job_gpus = request->gpus;
@@ -37,7 +28,7 @@ int check_for_job(const std::string& command, const ProbeOptions& probe, const s
   }
   out->report = run_checks(out->snapshot, *cfg, *checks, cfg->only, cfg->skip);
   out->fitness = assess_fitness(out->snapshot, out->report);
-  return 0;
+  return std::nullopt;
 }
 
 }  // namespace gd

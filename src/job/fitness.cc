@@ -1,4 +1,4 @@
-#include "report/gpu_fitness.h"
+#include "job/fitness.h"
 
 #include <fmt/format.h>
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "checks/cuda_visible.h"
 #include "checks/finding.h"
+#include "facts/cuda_visible.h"
 #include "snapshot/snapshot.h"
 #include "util/result.h"
 
