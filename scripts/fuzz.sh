@@ -33,11 +33,12 @@ cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failed=0
-for t in "${targets[@]}"; do
+
+# One target: its report on stdout, its status as the exit code.
+fuzz_one() {
+  local t=$1 log="$work/$1/log"
   mkdir -p "$work/$t/corpus" "$work/$t/crash"
   cp fuzz/corpus/"$t"/* "$work/$t/corpus/"
-  log="$work/$t/log"
   if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "$build/$t" -max_total_time="$seconds" -seed="$seed" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$work/$t/crash/" "$work/$t/corpus" >"$log" 2>&1; then
@@ -45,16 +46,33 @@ for t in "${targets[@]}"; do
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
     echo "fuzz: $t ok: ${runs:-?} runs in ${seconds}s, ${cov:-cov: ?}," \
       "corpus $(ls "$work/$t/corpus" | wc -l) inputs"
-  else
-    failed=1
-    echo "fuzz: $t FAILED; the end of its log:"
-    tail -n 60 "$log"
-    for f in "$work/$t/crash"/*; do
-      [ -f "$f" ] || continue
-      echo "fuzz: $t input $(basename "$f") ($(stat -c %s "$f") bytes), base64:"
-      base64 -w 0 "$f"
-      echo
-    done
+    return 0
   fi
+  echo "fuzz: $t FAILED; the end of its log:"
+  tail -n 60 "$log"
+  for f in "$work/$t/crash"/*; do
+    [ -f "$f" ] || continue
+    echo "fuzz: $t input $(basename "$f") ($(stat -c %s "$f") bytes), base64:"
+    base64 -w 0 "$f"
+    echo
+  done
+  return 1
+}
+
+# Each libFuzzer process is single-threaded: run as many at once as there are
+# cores, each for its full time, and print their reports in target order.
+parallel=${FUZZ_JOBS:-$(nproc)}
+failed=0
+for ((i = 0; i < ${#targets[@]}; i += parallel)); do
+  batch=("${targets[@]:i:parallel}")
+  pids=()
+  for t in "${batch[@]}"; do
+    fuzz_one "$t" >"$work/$t.report" 2>&1 &
+    pids+=($!)
+  done
+  for j in "${!batch[@]}"; do
+    wait "${pids[$j]}" || failed=1
+    cat "$work/${batch[$j]}.report"
+  done
 done
 exit "$failed"

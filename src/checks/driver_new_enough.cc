@@ -58,9 +58,10 @@ void state_fit(Finding* f, const Snapshot& s, int have, int need, RuntimeFit fit
     return;
   }
   if (fit == RuntimeFit::kMinorCompat) {
+    const int have_major = have / 1000;
+    const int need_major = need / 1000;
     add_comparison(f, compare_numbers("CUDA major version the driver supports vs the runtime's",
-                                      static_cast<double>(have / 1000),
-                                      "==", static_cast<double>(need / 1000)));
+                                      have_major, "==", need_major));
     if (fam != nullptr && driver) {
       add_comparison(f, compare_versions("kernel module version vs the CUDA " +
                                              std::to_string(fam->cuda_major) +

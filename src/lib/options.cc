@@ -82,11 +82,13 @@ Result<std::vector<std::string>> get_list(const json& j, const char* key) {
 }
 
 // `auto var = *expr;` or return its error.
-// NOLINTNEXTLINE(bugprone-macro-parentheses): `var` names a variable, it cannot be parenthesized.
+// `var` names a variable: it cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define GD_TRY(var, expr)                           \
   auto var##_r = (expr);                            \
   if (!var##_r.ok()) return Error{var##_r.error()}; \
   auto var = std::move(*var##_r)
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace
 

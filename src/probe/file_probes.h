@@ -24,9 +24,9 @@ namespace gd {
 // (an ok probe may carry notes about secondary sources it could not read).
 class ProbeNotes {
  public:
-  void unavailable(std::string what) { add(std::move(what)), missing_ = true; }
-  void garbled(std::string what) { add(std::move(what)), garbled_ = true; }
-  void note(std::string what) { add(std::move(what)); }
+  void unavailable(const std::string& what) { add(what), missing_ = true; }
+  void garbled(const std::string& what) { add(what), garbled_ = true; }
+  void note(const std::string& what) { add(what); }
   // A field left unset because its input was not observed; the probe goes
   // "unavailable" but keeps every field it did read.
   void gap(std::string field, std::string reason);

@@ -86,8 +86,9 @@ std::string format_uuid(const unsigned char bytes[16]);
 
 // --- parent side -------------------------------------------------------------
 
-// NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's move may throw only on
-// allocation failure, which ends the process anyway.
+// nlohmann::json's move may throw only on allocation failure, which ends the
+// process anyway.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct ParsedChildOutput {
   bool has_result = false;
   nlohmann::json result;
