@@ -5,6 +5,8 @@
 
 #include <climits>
 
+#include "util/text.h"
+
 namespace gd {
 
 bool is_executable_file(const std::string& path) {
@@ -13,14 +15,9 @@ bool is_executable_file(const std::string& path) {
 }
 
 std::string find_on_path(const std::string& exe, const std::string& path) {
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t colon = path.find(':', start);
-    if (colon == std::string::npos) colon = path.size();
-    std::string dir = path.substr(start, colon - start);
-    start = colon + 1;
+  for (std::string_view dir : split(path, ':')) {
     if (dir.empty() || dir[0] != '/') continue;
-    std::string candidate = dir + "/" + exe;
+    std::string candidate = std::string(dir) + "/" + exe;
     if (is_executable_file(candidate)) return candidate;
   }
   return "";

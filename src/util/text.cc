@@ -6,21 +6,20 @@
 
 namespace gd {
 
-std::string_view trim(std::string_view s) {
-  const char* ws = " \t\r\n";
+namespace {
+
+std::string_view trim_of(std::string_view s, std::string_view ws) {
   size_t b = s.find_first_not_of(ws);
   if (b == std::string_view::npos) return {};
   size_t e = s.find_last_not_of(ws);
   return s.substr(b, e - b + 1);
 }
 
-std::string_view trim_isspace(std::string_view s) {
-  const char* ws = " \t\n\v\f\r";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
-}
+}  // namespace
+
+std::string_view trim(std::string_view s) { return trim_of(s, " \t\r\n"); }
+
+std::string_view trim_isspace(std::string_view s) { return trim_of(s, " \t\n\v\f\r"); }
 
 std::string_view trim_spaces_tabs_trailing_cr(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

@@ -2,8 +2,11 @@
 // copies had different rules, both rules are pinned here side by side.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <utility>
@@ -11,6 +14,7 @@
 
 #include "util/ascii.h"
 #include "util/bytes.h"
+#include "util/exe.h"
 #include "util/fd.h"
 #include "util/text.h"
 #include "util/time.h"
@@ -89,6 +93,36 @@ TEST(UtilTime, Formats) {
   EXPECT_EQ(utc_year(0), 1970);
   EXPECT_EQ(local_datetime_text(1764669601).size(), 19u);
   EXPECT_EQ(seconds_1dp(12.345), "12.3");
+}
+
+TEST(UtilExe, FindOnPathSkipsRelativeAndEmptyEntriesAndNonExecutables) {
+  char tmpl[] = "/tmp/gd-exe-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  const std::string plain = dir + "/plain";
+  const std::string tool = dir + "/tool";
+  for (const std::string& f : {plain, tool}) {
+    std::FILE* fp = std::fopen(f.c_str(), "w");
+    ASSERT_NE(fp, nullptr);
+    std::fclose(fp);
+  }
+  ASSERT_EQ(chmod(tool.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(plain.c_str(), 0644), 0);
+  EXPECT_TRUE(is_executable_file(tool));
+  EXPECT_FALSE(is_executable_file(plain));
+  EXPECT_FALSE(is_executable_file(dir));  // a directory is searchable, not a program
+  EXPECT_EQ(find_on_path("tool", "::relative/bin:" + dir), tool);
+  EXPECT_EQ(find_on_path("plain", dir), "");
+  EXPECT_EQ(find_on_path("tool", ""), "");
+  // The current directory holds `tool` here, and "." must not find it.
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  ASSERT_EQ(chdir(dir.c_str()), 0);
+  EXPECT_EQ(find_on_path("tool", ".:"), "");
+  ASSERT_EQ(chdir(cwd), 0);
+  std::remove(plain.c_str());
+  std::remove(tool.c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(UtilFd, DrainKeepsAllHeadOrTail) {
