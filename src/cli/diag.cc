@@ -78,7 +78,7 @@ bool no_answer(const DiagRun& run) {
 // be written is a note, never the run's failure.
 void record_history(const DiagArgs& args, const Report& report, const std::string& diag_json) {
   std::string path = args.history.empty() ? default_history_path() : args.history;
-  auto store = open_history(path, true, boot_id_or_btime(RootFs("/")));
+  auto store = open_history(path, true, boot_id_or_btime(RootFs(args.probe.root)));
   if (!store.ok()) {
     print_error("diag: not kept in the history " + path + ": " + store.error());
     return;

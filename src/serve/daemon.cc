@@ -301,7 +301,7 @@ void Daemon::write_history(const CheckState& c, const std::string& report_json) 
     }
   };
   if (!history_) {
-    auto h = open_history(opt_.history_path, true, boot_id_or_btime(RootFs("/")));
+    auto h = open_history(opt_.history_path, true, boot_id_or_btime(RootFs(opt_.probe.root)));
     if (!h.ok()) return failed(h.error());
     history_ = std::move(*h);
     last_report_key_.clear();  // a new file gets the current report at once
