@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "catalog/cuda_errors.h"
 #include "checks/util.h"

@@ -12,7 +12,6 @@
 
 #include "checks/runner.h"
 #include "cli/commands.h"
-#include "snapshot/snapshot_json.h"
 #include "util/text.h"
 
 namespace gd {
