@@ -16,6 +16,10 @@ function(gd_folder name)
   target_include_directories(gd_${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
   list(TRANSFORM ARG_DEPS PREPEND gd_)
   target_link_libraries(gd_${name} PUBLIC ${ARG_DEPS} ${ARG_LIBS})
+  if(GD_FUZZ)
+    # Coverage for libFuzzer, in src/ only: the tests and fakes need none.
+    target_compile_options(gd_${name} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 # The version every report and snapshot carries.

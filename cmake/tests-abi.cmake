@@ -73,7 +73,6 @@ endif()
 add_library(fake_cuda_legacy SHARED tests/fakes/fake_cuda.cc tests/fakes/scenario.cc)
 set_target_properties(fake_cuda_legacy PROPERTIES OUTPUT_NAME cuda-legacy SUFFIX .so.1
   LIBRARY_OUTPUT_DIRECTORY ${GD_FAKES_DIR} CXX_VISIBILITY_PRESET hidden)
-target_include_directories(fake_cuda_legacy PRIVATE ${CMAKE_SOURCE_DIR}/tests/fakes)
-target_link_libraries(fake_cuda_legacy PRIVATE nlohmann_json::nlohmann_json)
+gd_fake_options(fake_cuda_legacy)
 target_compile_definitions(fake_cuda_legacy PRIVATE GD_FAKE_CUDA_LEGACY)
 add_dependencies(gpudoctor_tests fake_cuda_legacy)

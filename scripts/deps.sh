@@ -4,7 +4,7 @@
 #
 #   deps.sh          building and running only (scripts/quickstart.sh)
 #   deps.sh --test   also the test suite's tools (scripts/test.sh, CI)
-#   deps.sh --fuzz   also clang and libFuzzer (scripts/fuzz.sh)
+#   deps.sh --fuzz   also clang and libFuzzer (scripts/fuzz.sh alone)
 #
 # The test tools include daemons (Slurm, munge, Prometheus); the tests start
 # their own private instances. Debian would start them as system services on
@@ -25,6 +25,7 @@ test=(
   libgtest-dev libgmock-dev libbenchmark-dev   # unit tests and benchmarks
   systemd-journal-remote                       # writes real journal files
   clang-format clang-tidy python3-pytest       # format and tidy checks, Python module tests
+  clang libclang-rt-14-dev                     # the sanitizer build, which holds the fuzz targets
   sqlite3                                      # reads the history back
   prometheus prometheus-node-exporter          # promtool, a real scrape; bench baseline
   slurm-wlm munge                              # a real single-node Slurm
@@ -33,7 +34,7 @@ test=(
   groff-base man-db zsh fish                   # the man pages and completions, tried
   dpkg-dev file                                # cpack's Debian packages (dpkg-shlibdeps)
 )
-fuzz=(clang libclang-rt-14-dev)                # libFuzzer targets
+fuzz=(clang libclang-rt-14-dev)                # libFuzzer (and the sanitizers) for clang
 daemons=(slurmctld slurmd munge prometheus prometheus-node-exporter)
 
 packages=("${build[@]}")

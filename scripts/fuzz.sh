@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# libFuzzer targets (fuzz/): builds them with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer in build-fuzz, then runs each for FUZZ_SECONDS
+# libFuzzer targets (fuzz/): builds them in the sanitizer build (the
+# "sanitize" preset of CMakePresets.json: clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, libFuzzer's coverage on src/), which
+# scripts/test.sh has already built in CI, then runs each for FUZZ_SECONDS
 # (default 60) on a copy of its seed corpus (fuzz/corpus/<target>/) in a
 # temporary directory, so the repository is never written to. Fails when any
 # target crashes, leaks, times out or breaks one of its invariants; the
 # input that did it is printed (base64) so it can be replayed:
-#   base64 -d > crash && build-fuzz/<target> crash
+#   base64 -d > crash && build-asan/<target> crash
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --fuzz  # clang and libclang-rt-14-dev (libFuzzer); quick when installed
@@ -14,21 +16,15 @@ seconds=${FUZZ_SECONDS:-60}
 # order, as far as the time allows); FUZZ_SEED=0 lets libFuzzer pick one, for
 # longer hunts.
 seed=${FUZZ_SEED:-1}
-build=${FUZZ_BUILD_DIR:-build-fuzz}
+build=${FUZZ_BUILD_DIR:-build-asan}
 targets=(fuzz_kmsg fuzz_log_line fuzz_explain fuzz_pci fuzz_config fuzz_history_since fuzz_web_config
   fuzz_slurm fuzz_diag_helper fuzz_http_request)
 
-# Everything the targets link is instrumented for coverage and the
-# sanitizers; only the targets themselves link libFuzzer's main.
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-flags+=" -fno-omit-frame-pointer"
-# -O1 and line tables only: libFuzzer's recommended optimisation, symbolised
-# stacks, and a build that fits CI's 2 cores (asserts stay on: no -DNDEBUG).
 echo "== fuzz: build (${build}, clang)"
-cmake -S . -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DGD_FUZZ=ON -DGD_WERROR=OFF -DGD_CUDA=OFF >/dev/null
+# The build is -O0: libFuzzer runs fewer inputs a second than at -O1, which a
+# 30-second regression run on the seed corpus can spare, and one build saves
+# CI a second compile of src/ (docs/development.md).
+[ -f "$build/CMakeCache.txt" ] || cmake --preset sanitize -B "$build" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 work=$(mktemp -d)

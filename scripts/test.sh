@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: dependencies, a warnings-as-errors build with every
 # unit and end-to-end test, the format check, clang-tidy on src/, then the same
-# tests once more under AddressSanitizer + UndefinedBehaviorSanitizer.
+# tests once more under AddressSanitizer + UndefinedBehaviorSanitizer (a clang
+# build that also holds the fuzz targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each stage says when it starts (seconds since this script began), and the
@@ -24,7 +25,9 @@ mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 
 clang-format --dry-run --Werror "${files[@]}"
 
 stage "build (warnings are errors) and test"
-cmake -S . -B build -G Ninja -DGD_WERROR=ON -DGD_TESTS=ON >/dev/null
+# The configurations are CMakePresets.json's: "test" (gcc, -O2 with line
+# tables) here, "sanitize" (clang) below.
+cmake --preset test >/dev/null
 cmake --build build -j "$jobs"
 # clang-tidy needs only the compile commands, and parses every file again:
 # about 18 CPU minutes. At the lowest priority it takes the CPU the test
@@ -37,8 +40,10 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 stage "Debian packages: cpack, install, use, remove"
 bash tests/packages/deb_test.sh build
 
-stage "build and test under ASan + UBSan"
-cmake -S . -B build-asan -G Ninja -DGD_WERROR=ON -DGD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+# clang, so a second compiler's warnings are errors too; the same build holds
+# the fuzz targets that .ci/run then runs (scripts/fuzz.sh).
+stage "build (clang) and test under ASan + UBSan"
+cmake --preset sanitize >/dev/null
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs"

@@ -58,19 +58,24 @@ consteval bool compatible() {
   }
 }
 
+// A free function, not a member called from a static member's initializer:
+// that is no complete-class context, and clang rejects the call there.
+template <class PR, class... PA, class NR, class... NA>
+consteval bool same_signature(PR (*)(PA...), NR (*)(NA...)) {
+  if constexpr (sizeof...(PA) != sizeof...(NA)) {
+    return false;
+  } else {
+    return compatible<PR, NR>() && (compatible<PA, NA>() && ...);
+  }
+}
+
 template <class P, class N>
 struct SameSignature : std::false_type {};
 
 template <class PR, class... PA, class NR, class... NA>
 struct SameSignature<PR(PA...), NR(NA...)> {
-  static consteval bool check() {
-    if constexpr (sizeof...(PA) != sizeof...(NA)) {
-      return false;
-    } else {
-      return compatible<PR, NR>() && (compatible<PA, NA>() && ...);
-    }
-  }
-  static constexpr bool value = check();
+  static constexpr bool value =
+      same_signature(static_cast<PR (*)(PA...)>(nullptr), static_cast<NR (*)(NA...)>(nullptr));
 };
 
 // The function type F of a gd::Sym<F> member.

@@ -276,7 +276,7 @@ TEST_F(ProbeHw, RealToolkitStubLibraryGives34) {
 }
 
 TEST_F(ProbeHw, AddressSpaceLimitFailsCuInitWithOutOfMemory) {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef GD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer needs more address space than the limit under test";
 #endif
   rlimit old{};
@@ -307,7 +307,7 @@ TEST_F(ProbeHw, AddressSpaceLimitFailsCuInitWithOutOfMemory) {
 }
 
 TEST_F(ProbeHw, AddressSpaceLimitAtTheHardLimitIsNotRaised) {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef GD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer needs more address space than the limit under test";
 #endif
   // `ulimit -v N` in bash sets soft and hard: nothing may lift it, so no
