@@ -61,6 +61,24 @@ def ip(rng):
     return "10.%d.%d.%d" % (rng.randrange(256), rng.randrange(256), rng.randrange(1, 255))
 
 
+# Lines both the general mix and a profile's family draw on.
+def usb_new_device(r):
+    return "usb %d-%d.%d: new high-speed USB device number %d using xhci_hcd" % (
+        r.randrange(1, 4), r.randrange(1, 6), r.randrange(1, 5), r.randrange(2, 64))
+
+
+def usb_disconnect(r):
+    return "usb %d-%d: USB disconnect, device number %d" % (
+        r.randrange(1, 4), r.randrange(1, 6), r.randrange(2, 64))
+
+
+def journal_fill_level(r):
+    return ("systemd-journald[%d]: Data hash table of /var/log/journal/%s/system.journal has a "
+            "fill level at 75.0 (%d of %d items, 8388608 file size, 737 bytes per hash table "
+            "item), suggesting rotation." % (r.randrange(300, 900), hexid(r, 32),
+                                              r.randrange(8000, 9000), r.randrange(11000, 12000)))
+
+
 NOISE = [
     lambda r: 'audit: type=1400 audit(%d.%03d:%d): apparmor="DENIED" operation="open" '
     'profile="docker-default" name="/proc/%d/cgroup" pid=%d comm="%s" requested_mask="r" '
@@ -78,10 +96,8 @@ NOISE = [
     "mode: none." % (r.randrange(1, 4), hexid(r, 8), hexid(r, 4)),
     lambda r: "EXT4-fs (dm-%d): re-mounted %s-%s. Quota mode: none." % (
         r.randrange(4), hexid(r, 8), hexid(r, 4)),
-    lambda r: "usb %d-%d.%d: new high-speed USB device number %d using xhci_hcd" % (
-        r.randrange(1, 4), r.randrange(1, 6), r.randrange(1, 5), r.randrange(2, 64)),
-    lambda r: "usb %d-%d: USB disconnect, device number %d" % (
-        r.randrange(1, 4), r.randrange(1, 6), r.randrange(2, 64)),
+    usb_new_device,
+    usb_disconnect,
     lambda r: "xhci_hcd 0000:00:14.0: xHCI Host Controller",
     lambda r: "xhci_hcd 0000:00:14.0: new USB bus registered, assigned bus number %d" % (
         r.randrange(1, 5)),
@@ -98,10 +114,7 @@ NOISE = [
     lambda r: "mlx5_core 0000:%02x:00.%d ens%df%dnp%d: Link %s" % (
         r.choice([0x4b, 0x8b, 0xca]), r.randrange(2), r.randrange(1, 9), r.randrange(2),
         r.randrange(2), r.choice(["up", "down"])),
-    lambda r: "systemd-journald[%d]: Data hash table of /var/log/journal/%s/system.journal has a "
-    "fill level at 75.0 (%d of %d items, 8388608 file size, 737 bytes per hash table item), "
-    "suggesting rotation." % (r.randrange(300, 900), hexid(r, 32), r.randrange(8000, 9000),
-                              r.randrange(11000, 12000)),
+    journal_fill_level,
     lambda r: "systemd-journald[%d]: /var/log/journal/%s/user-%d.journal: Journal header limits "
     "reached or header out-of-date, rotating." % (r.randrange(300, 900), hexid(r, 32),
                                                  r.choice([1000, 1001, 1002])),
@@ -376,10 +389,7 @@ AUDIT = [
 ]
 
 JOURNALD = [
-    lambda r: "systemd-journald[%d]: Data hash table of /var/log/journal/%s/system.journal has a "
-    "fill level at 75.0 (%d of %d items, 8388608 file size, 737 bytes per hash table item), "
-    "suggesting rotation." % (r.randrange(300, 900), hexid(r, 32), r.randrange(8000, 9000),
-                              r.randrange(11000, 12000)),
+    journal_fill_level,
     lambda r: "systemd-journald[%d]: /var/log/journal/%s/system.journal: Journal header limits "
     "reached or header out-of-date, rotating." % (r.randrange(300, 900), hexid(r, 32)),
     lambda r: "systemd-journald[%d]: Under memory pressure, flushing caches." % r.randrange(300, 900),
@@ -393,10 +403,8 @@ JOURNALD = [
 ]
 
 USB = [
-    lambda r: "usb %d-%d.%d: new high-speed USB device number %d using xhci_hcd" % (
-        r.randrange(1, 4), r.randrange(1, 6), r.randrange(1, 5), r.randrange(2, 128)),
-    lambda r: "usb %d-%d: USB disconnect, device number %d" % (
-        r.randrange(1, 4), r.randrange(1, 6), r.randrange(2, 128)),
+    usb_new_device,
+    usb_disconnect,
     lambda r: "usb %d-%d.%d: New USB device found, idVendor=%04x, idProduct=%04x, bcdDevice= %d.%02d" % (
         r.randrange(1, 4), r.randrange(1, 6), r.randrange(1, 5), r.choice([0x046b, 0x0557, 0x1d6b]),
         r.randrange(1 << 16), r.randrange(10), r.randrange(100)),
