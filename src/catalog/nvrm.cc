@@ -245,9 +245,9 @@ const LogPattern* match_log_pattern(std::string_view message) {
   for (size_t i = 0; i < prepared.size(); ++i) {
     const Prepared& p = prepared[i];
     if (!message.starts_with(p.prefix)) continue;
-    if (std::search(message.begin(), message.end(), p.searcher) == message.end() &&
-        !p.needle.empty()) {
-      continue;  // (an empty needle is found even in an empty message, as by find)
+    if (!p.needle.empty() &&
+        std::search(message.begin(), message.end(), p.searcher) == message.end()) {
+      continue;
     }
     return &kPatterns[i];
   }
