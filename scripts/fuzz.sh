@@ -24,7 +24,9 @@ echo "== fuzz: build (${build}, clang)"
 # The build is -O0: libFuzzer runs fewer inputs a second than at -O1, which a
 # 30-second regression run on the seed corpus can spare, and one build saves
 # CI a second compile of src/ (docs/development.md).
-[ -f "$build/CMakeCache.txt" ] || cmake --preset sanitize -B "$build" >/dev/null
+# Configured every time (seconds when nothing changed), so a tree left by an
+# older configuration gets the fuzz targets too.
+cmake --preset sanitize -B "$build" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 work=$(mktemp -d)
