@@ -15,9 +15,13 @@ cannot crash it, and the process is as fresh afterwards as before, which is
 what ``fork``-based data loaders and ``multiprocessing`` need.
 
 The library is found by ``$GPUDOCTOR_LIB``, else next to this package, else
-where ``cmake --install`` put it relative to this package, else by the system
-loader (``libgpudoctor.so.0``). It finds the ``gpudoctor`` binary itself
-(``$GPUDOCTOR_EXE`` overrides).
+where ``cmake --install`` put it relative to this package, else beside the
+``gpudoctor`` binary (``$GPUDOCTOR_EXE``, else the first on ``$PATH``): in its
+directory (a build tree) or its prefix's ``lib/<multiarch>``, ``lib64`` or
+``lib``; else by the system loader (``libgpudoctor.so.0``). The library then
+finds the binary itself, beside it first (``$GPUDOCTOR_EXE`` overrides). So a
+module installed apart from gpudoctor (a wheel in a virtual environment)
+needs only gpudoctor's ``bin`` directory on ``$PATH``.
 
 Every function may be called from any thread; the GIL is released while the
 library works.
@@ -27,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sysconfig
 import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -112,18 +117,37 @@ _lib: Optional[ctypes.CDLL] = None
 _lib_path = ""
 
 
-def _candidates() -> List[str]:
+def _on_path(name: str) -> str:
+    """The first executable ``name`` in ``$PATH``'s absolute entries (as the
+    library searches: never one in the current directory)."""
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        path = os.path.join(d, name)
+        if os.path.isabs(d) and os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return ""
+
+
+def _lib_dirs() -> Tuple[List[str], str]:
+    """The directories to look in for the library, in order, and the
+    ``gpudoctor`` binary they were partly derived from ("" if none)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    soname = f"libgpudoctor.so.{ABI_VERSION}"
-    paths = [os.path.join(here, soname)]
+    dirs = [here]
     try:
         from . import _layout  # written by cmake/libgpudoctor.cmake at install
 
-        paths.append(os.path.normpath(os.path.join(here, _layout.LIBDIR_FROM_PACKAGE,
-                                                   _layout.SONAME)))
+        dirs.append(os.path.normpath(os.path.join(here, _layout.LIBDIR_FROM_PACKAGE)))
     except ImportError:
         pass
-    return paths
+    exe = os.environ.get("GPUDOCTOR_EXE", "") or _on_path("gpudoctor")
+    if exe:
+        multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+        subdirs = ([os.path.join("lib", multiarch)] if multiarch else []) + ["lib64", "lib"]
+        # As named and as resolved: ~/bin/gpudoctor may link to /opt/gpudoctor/bin.
+        for path in (os.path.abspath(exe), os.path.realpath(exe)):
+            bindir = os.path.dirname(path)
+            dirs.append(bindir)  # the build tree: both in one directory
+            dirs.extend(os.path.join(os.path.dirname(bindir), sub) for sub in subdirs)
+    return list(dict.fromkeys(dirs)), exe
 
 
 def _load() -> ctypes.CDLL:
@@ -131,12 +155,14 @@ def _load() -> ctypes.CDLL:
     with _lock:
         if _lib is not None:
             return _lib
+        soname = f"libgpudoctor.so.{ABI_VERSION}"
         explicit = os.environ.get("GPUDOCTOR_LIB", "")
         if explicit:
             tries = [explicit]  # an explicit choice is never second-guessed
         else:
-            tries = [p for p in _candidates() if os.path.exists(p)]
-            tries.append(f"libgpudoctor.so.{ABI_VERSION}")  # the system loader
+            dirs, exe = _lib_dirs()
+            tries = [p for p in (os.path.join(d, soname) for d in dirs) if os.path.exists(p)]
+            tries.append(soname)  # the system loader
         errors = []
         for path in tries:
             try:
@@ -145,8 +171,16 @@ def _load() -> ctypes.CDLL:
             except OSError as e:
                 errors.append(str(e))
         else:
-            raise GpudoctorError("cannot load libgpudoctor: " + "; ".join(errors)
-                                 + " (set GPUDOCTOR_LIB to its path)")
+            # One line that names every place looked in.
+            if explicit:
+                raise GpudoctorError(f"cannot load libgpudoctor: GPUDOCTOR_LIB={explicit}: "
+                                     + "; ".join(errors))
+            beside = "" if exe else ("; no gpudoctor binary on PATH (nor GPUDOCTOR_EXE) "
+                                     "to look beside")
+            raise GpudoctorError(
+                f"cannot load libgpudoctor: looked for {soname} in {', '.join(dirs)}{beside}, "
+                f"then asked the system loader: {'; '.join(errors)}; put gpudoctor's bin "
+                f"directory on PATH, or set GPUDOCTOR_LIB to the library's path")
         lib.gpudoctor_abi_version.restype = ctypes.c_int
         lib.gpudoctor_abi_version.argtypes = []
         abi = lib.gpudoctor_abi_version()

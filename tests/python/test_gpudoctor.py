@@ -302,6 +302,20 @@ def test_missing_gpudoctor_binary(monkeypatch):
         gpudoctor.preflight()
 
 
+def test_library_found_beside_the_binary_on_path():
+    # A module installed apart from gpudoctor (the wheel in a venv) finds the
+    # library through the gpudoctor binary on PATH, here the build tree's
+    # (tests/packages/wheel_test.sh tries an installed prefix and the wheel).
+    build = os.path.dirname(os.path.realpath(os.environ["GPUDOCTOR_LIB"]))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GPUDOCTOR_LIB", "GPUDOCTOR_EXE", "LD_LIBRARY_PATH")}
+    env["PATH"] = f"{build}:/usr/bin:/bin"
+    code = "import gpudoctor; print(gpudoctor.library_path())"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert os.path.dirname(os.path.realpath(r.stdout.strip())) == build
+
+
 def test_missing_library():
     code = "import gpudoctor; gpudoctor.version()"
     env = dict(os.environ, GPUDOCTOR_LIB="/nonexistent/libgpudoctor.so.0")
