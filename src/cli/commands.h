@@ -120,6 +120,7 @@ struct TopoArgs {
   ProbeOptions probe;
   std::string from;  // --from FILE: a recorded snapshot
   bool json = false;
+  bool verify = false;  // --verify: observe CUDA's order in a CUDA run
 };
 void setup_topo(CLI::App* app, TopoArgs* args);
 int run_topo(const TopoArgs& args);

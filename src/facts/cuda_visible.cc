@@ -455,6 +455,22 @@ bool fastest_first_predictable(const std::vector<GpuIdentity>& gpus) {
                      [](const GpuIdentity& g) { return g.cc_major > 0 && g.max_sm_clock_mhz > 0; });
 }
 
+bool fastest_first_ambiguous(const std::vector<GpuIdentity>& gpus) {
+  if (gpus.size() < 2) return false;
+  if (!fastest_first_predictable(gpus)) return true;
+  return std::any_of(gpus.begin(), gpus.end(), [&](const GpuIdentity& g) {
+    return g.cc_major != gpus[0].cc_major || g.cc_minor != gpus[0].cc_minor ||
+           g.max_sm_clock_mhz != gpus[0].max_sm_clock_mhz;
+  });
+}
+
+bool environment_shows_default_order(const Snapshot& s) {
+  const auto& env = s.env.vars;
+  auto order_it = env.find("CUDA_DEVICE_ORDER");
+  return env.count("CUDA_VISIBLE_DEVICES") == 0 &&
+         (order_it == env.end() || order_it->second != "PCI_BUS_ID");
+}
+
 DefaultOrder default_cuda_order(const Snapshot& s, const GpuInventory& inv) {
   DefaultOrder d;
   const std::vector<GpuIdentity>& gpus = inv.gpus;
@@ -462,12 +478,9 @@ DefaultOrder default_cuda_order(const Snapshot& s, const GpuInventory& inv) {
     d.why_unknown = "no GPU list: NVML, CUDA and the PCI bus gave none";
     return d;
   }
-  const auto& env = s.env.vars;
-  bool cvd_set = env.count("CUDA_VISIBLE_DEVICES") != 0;
-  auto order_it = env.find("CUDA_DEVICE_ORDER");
-  bool pci_order = order_it != env.end() && order_it->second == "PCI_BUS_ID";
+  const bool shows = environment_shows_default_order(s);
   for (const auto& r : s.cuda.runs) {
-    if (r.label != "user" || cvd_set || pci_order || !r.env_changes.empty()) continue;
+    if (r.label != "user" || !shows || !r.env_changes.empty()) continue;
     if (!r.child_error.empty() || r.init_rc != 0 || r.device_count_rc != 0) continue;
     if (r.devices.size() != gpus.size()) continue;
     std::unordered_map<std::string, std::vector<size_t>> index_of;

@@ -85,6 +85,11 @@ std::vector<size_t> cuda_order(const std::vector<GpuIdentity>& gpus, DeviceOrder
 // True when every GPU's compute capability and max SM clock are known, so
 // fastest_first_order is a prediction and not a guess.
 bool fastest_first_predictable(const std::vector<GpuIdentity>& gpus);
+// True when the prediction could be wrong: the GPUs differ in compute
+// capability or max SM clock (or those are unknown). FASTEST_FIRST is a
+// heuristic whose wording is not verified (docs/nvidia-facts.md §6, the
+// CUDA_DEVICE_ORDER row); alike GPUs tie on every key and take bus-id order.
+bool fastest_first_ambiguous(const std::vector<GpuIdentity>& gpus);
 
 // CUDA's default (FASTEST_FIRST) numbering of every GPU on this machine:
 // observed in the user's CUDA run when that run enumerated every GPU in the
@@ -98,6 +103,9 @@ struct DefaultOrder {
   std::string why_unknown;    // when !known
 };
 DefaultOrder default_cuda_order(const Snapshot& s, const GpuInventory& inv);
+// Whether a CUDA run in this snapshot's environment can show the default
+// order: neither CUDA_VISIBLE_DEVICES nor CUDA_DEVICE_ORDER=PCI_BUS_ID is set.
+bool environment_shows_default_order(const Snapshot& s);
 
 // --- CUDA_VISIBLE_DEVICES -----------------------------------------------------
 

@@ -148,6 +148,12 @@ bool soft_limit_below_hard() {
   return below(rl.as_bytes, rl.as_hard_bytes) || below(rl.data_bytes, rl.data_hard_bytes);
 }
 
+// The children's deadline: `seconds` after t0 (10 s when not finite).
+Clock::time_point deadline_after(Clock::time_point t0, double seconds) {
+  double s = std::isfinite(seconds) ? std::clamp(seconds, 0.05, 3600.0) : 10;
+  return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
@@ -207,9 +213,7 @@ CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std
 
 void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
   auto t0 = Clock::now();
-  double deadline_s = std::isfinite(opt.deadline_s) ? std::clamp(opt.deadline_s, 0.05, 3600.0) : 10;
-  auto deadline =
-      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(deadline_s));
+  auto deadline = deadline_after(t0, opt.deadline_s);
   // /proc/self/exe is this very binary even if it was moved or run by a
   // relative path.
   std::string exe = opt.self_exe.empty() ? "/proc/self/exe" : opt.self_exe;
@@ -217,6 +221,11 @@ void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
 
   ChildRunner runner(deadline);
   size_t nvml_id = runner.start(nvml_spec(exe, opt, env));
+  if (!opt.cuda) {
+    s->nvml = nvml_from_child(runner.wait(nvml_id), opt);
+    s->probes.push_back(nvml_record(s->nvml));
+    return;
+  }
   size_t user_id = runner.start(cuda_spec(exe, opt, env, "user"));
 
   s->cuda.attempted = true;
@@ -243,6 +252,16 @@ void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
   s->nvml = nvml_from_child(runner.wait(nvml_id), opt);
   s->probes.push_back(nvml_record(s->nvml));
   s->probes.push_back(cuda_record(s->cuda, cuda_ms));
+}
+
+void probe_cuda_order(const ProbeOptions& opt, Snapshot* s) {
+  auto t0 = Clock::now();
+  ChildRunner runner(deadline_after(t0, opt.deadline_s));
+  std::string exe = opt.self_exe.empty() ? "/proc/self/exe" : opt.self_exe;
+  size_t user_id = runner.start(cuda_spec(exe, opt, current_environment(), "user"));
+  s->cuda.attempted = true;
+  s->cuda.runs.push_back(cuda_from_child(runner.wait(user_id), opt, "user"));
+  s->probes.push_back(cuda_record(s->cuda, ms_since(t0)));
 }
 
 }  // namespace gd

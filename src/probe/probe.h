@@ -18,6 +18,9 @@ struct ProbeOptions {
   double deadline_s = 10;  // for the NVML and CUDA children together
   std::string self_exe;    // the gpudoctor binary, re-executed as probe child
   bool hardware = true;    // false: skip NVML and CUDA (tests of file probes)
+  // false: NVML alone. topo predicts CUDA's order from NVML and runs CUDA only
+  // to verify it (probe_cuda_order), so a hung cuInit cannot hold it.
+  bool cuda = true;
 };
 
 // Runs every probe and returns the snapshot. Never fails: each probe's
@@ -44,6 +47,9 @@ ProbeRecord probe_kernel_log(const ProbeOptions& opt, Snapshot* s);
 // cuda.cc, child.cc) concurrently under one deadline; fill s->nvml, s->cuda
 // and append their ProbeRecords.
 void probe_hardware(const ProbeOptions& opt, Snapshot* s);
+// One CUDA run in the user's environment, under opt.deadline_s: enough to
+// observe CUDA's device order. Appends to s->cuda.runs and a "cuda" record.
+void probe_cuda_order(const ProbeOptions& opt, Snapshot* s);
 
 // Entry points of the hidden probe-child mode (`gpudoctor __probe-nvml ...`,
 // `gpudoctor __probe-cuda ...`): they load the library, call it, and print

@@ -83,6 +83,16 @@ const NvmlTopoPair* find_pair(const Snapshot& s, const NvmlGpu* a, const NvmlGpu
   return nullptr;
 }
 
+// Why a predicted order was not verified, as the end of the note above.
+std::string unverified_why(const Snapshot& s) {
+  if (!environment_shows_default_order(s)) return "";  // the environment note says why
+  if (!s.cuda.attempted) return " (--verify runs CUDA to observe it)";
+  for (const auto& p : s.probes) {
+    if (p.name == "cuda" && p.status != ProbeStatus::kOk) return "; CUDA did not verify it (" + p.detail + ")";
+  }
+  return "; CUDA's run did not show every GPU";
+}
+
 void fill_orders(const Snapshot& s, const GpuInventory& inv, Topology* t) {
   std::vector<size_t> pci = cuda_order(inv.gpus, DeviceOrder::kPciBusId);
   for (size_t ordinal = 0; ordinal < pci.size(); ++ordinal) {
@@ -102,7 +112,8 @@ void fill_orders(const Snapshot& s, const GpuInventory& inv, Topology* t) {
   if (!d.observed && inv.gpus.size() > 1) {
     t->notes.push_back(
         "CUDA's default order is predicted (FASTEST_FIRST: higher compute capability, then "
-        "higher max SM clock, then lower bus id), not observed in a CUDA run");
+        "higher max SM clock, then lower bus id), not observed in a CUDA run" +
+        unverified_why(s));
   }
   t->order_differs = d.order != pci;
   if (inv.gpus.size() < 2) return;

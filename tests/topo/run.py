@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -117,17 +118,55 @@ def check_case(gd, fakes, name, update, failures):
     compare(name, "txt", text.stdout, update, failures)
     compare(name, "json", js.stdout, update, failures)
 
-    # snapshot + topo --from must print the live output.
+    # topo --verify observes CUDA's order: the prediction must agree with it
+    # (the notes say which of the two was shown, so only the GPU rows).
+    verified = run(argv + ["--verify"], env)
+    verified_js = run(argv + ["--verify", "--json"], env)
+    if verified.returncode != 0 or verified_js.returncode != 0:
+        failures.append(f"{name}: topo --verify exited {verified.returncode}: {verified.stderr}")
+        return
+    if json.loads(verified_js.stdout)["gpus"] != doc["gpus"]:
+        failures.append(f"{name}: the predicted order differs from the one CUDA showed")
+
+    # snapshot + topo --from must print what topo --verify prints live: the
+    # snapshot holds the same CUDA run.
     with tempfile.TemporaryDirectory() as tmp:
         snap = os.path.join(tmp, "snap.json")
         s = run([gd, "snapshot", "-o", snap] + argv[2:], env)
         if s.returncode != 0:
             failures.append(f"{name}: snapshot exited {s.returncode}: {s.stderr}")
             return
-        for extra, live in (([], text.stdout), (["--json"], js.stdout)):
+        for extra, live in (([], verified.stdout), (["--json"], verified_js.stdout)):
             replay = run([gd, "topo", "--from", snap] + extra, env)
             if replay.returncode != 0 or replay.stdout != live:
                 failures.append(f"{name}: topo --from {' '.join(extra)} differs from the live run")
+
+
+def check_hung_cuinit(gd, fakes, failures):
+    """cuInit never returns on a board whose GPUs differ (so topo asks CUDA to
+    verify its prediction): topo still answers within 2 s, with the predicted
+    order and why it is not verified; --verify waits for --deadline."""
+    argv, env = command(gd, fakes, "ws-4x4090")
+    env["GPUDOCTOR_FAKE_SCENARIO"] = os.path.join(SRC, "tests", "fakes", "scenarios",
+                                                  "cuda-hang.json")
+    start = time.monotonic()
+    p = run(argv + ["--json"], env)
+    took = time.monotonic() - start
+    if p.returncode != 0 or took >= 2.0:
+        failures.append(f"hung cuInit: topo exited {p.returncode} after {took:.2f} s "
+                        f"(want 0 within 2 s): {p.stderr}")
+        return
+    doc = json.loads(p.stdout)
+    if any(g["cuda_index"] is None for g in doc["gpus"]) or len(doc["gpus"]) != 4:
+        failures.append(f"hung cuInit: no predicted order: {doc['gpus']}")
+    if not any("CUDA did not verify it (timeout" in n for n in doc.get("notes", [])):
+        failures.append(f"hung cuInit: no note on the failed verification: {doc.get('notes')}")
+    start = time.monotonic()
+    p = run(argv + ["--verify", "--deadline", "2.5"], env)
+    took = time.monotonic() - start
+    if p.returncode != 0 or took < 2.5:
+        failures.append(f"hung cuInit: topo --verify --deadline 2.5 exited {p.returncode} "
+                        f"after {took:.2f} s (want 0 after the deadline)")
 
 
 def check_command_line(gd, failures):
@@ -157,6 +196,8 @@ def main():
         if name not in CASES:
             raise SystemExit(f"no case {name} (cases: {', '.join(CASES)})")
         check_case(gd, fakes, name, update, failures)
+    if not only:
+        check_hung_cuinit(gd, fakes, failures)
     check_command_line(gd, failures)
     for f in failures:
         print("FAIL", f)
