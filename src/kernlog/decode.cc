@@ -151,6 +151,19 @@ std::string line_device(std::string_view t) {
   return n ? normalize_pci_address(a.substr(0, n)) : "";
 }
 
+// "[ 0] RxErr": the end of "[ 0]" (past the ']'), 0 when `detail` does not
+// start with a bracketed error index, as the kernel prints it ("[%2d]",
+// drivers/pci/pcie/aer.c).
+size_t aer_error_index_end(std::string_view detail) {
+  if (detail.empty() || detail[0] != '[') return 0;
+  size_t i = 1;
+  while (i < detail.size() && (detail[i] == ' ' || detail[i] == '\t')) ++i;
+  size_t digits = i;
+  while (i < detail.size() && detail[i] >= '0' && detail[i] <= '9') ++i;
+  if (i == digits || i >= detail.size() || detail[i] != ']') return 0;
+  return i + 1;
+}
+
 // NVRM continuation lines start lower-case or with one of these (the
 // driver's multi-line messages, open-gpu-kernel-modules osapi.c and nv.c).
 bool is_nvrm_continuation(std::string_view body) {
@@ -212,6 +225,10 @@ void KernelMessageDecoder::flush(std::vector<DecodedEvent>* out) {
 
 void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when,
                                 std::string_view raw, std::vector<DecodedEvent>* out) {
+  // An AER group's detail lines follow it directly (the kernel prints the
+  // group at once, drivers/pci/pcie/aer.c); any other line ends the group.
+  const bool aer_detail_expected = aer_details_;
+  aer_details_ = false;
   std::string_view t = trim(message);
   if (size_t nvrm = t.find("NVRM: "); nvrm != std::string_view::npos && nvrm > 0) {
     t.remove_prefix(nvrm);  // "kernel: NVRM: ...", pasted with a prefix we do not know
@@ -285,6 +302,7 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
       e.message = std::string(s.substr(0, kMaxMessage));
       flush(out);
       open_ = DecodedEvent{std::move(e), when};
+      aer_details_ = true;
       return;
     }
   }
@@ -298,6 +316,7 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
       open_->event.type = aer_severity(text);
       open_->event.message = std::string(text.substr(0, kMaxMessage));
       open_->event.line = std::string(raw.substr(0, kMaxMessage));
+      aer_details_ = true;
       return;
     }
     KernelEvent e = make_event("aer", aer_severity(text), raw);
@@ -305,25 +324,29 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
     e.message = std::string(text.substr(0, kMaxMessage));
     flush(out);
     open_ = DecodedEvent{std::move(e), when};
+    aer_details_ = true;
     return;
   }
-  if (open_ && open_->event.kind == "aer") {
+  if (aer_detail_expected && open_ && open_->event.kind == "aer") {
     std::string dev = line_device(t);
     size_t colon = t.find(": ");
     std::string_view detail = colon == std::string_view::npos ? "" : trim(t.substr(colon + 2));
-    if (!dev.empty() && !detail.empty() && detail[0] == '[') {
+    if (size_t close = aer_error_index_end(detail); !dev.empty() && close > 0) {
       // "[ 0] RxErr  (First)": the error's name.
-      size_t close = detail.find(']');
-      std::string_view name = close == std::string_view::npos ? "" : trim(detail.substr(close + 1));
+      std::string_view name = trim(detail.substr(close));
       name = name.substr(0, name.find(' '));
       if (!name.empty()) {
         open_->event.message += " ";
         open_->event.message += name;
         cut(&open_->event.message);
       }
+      aer_details_ = true;
       return;
     }
-    if (!dev.empty() && detail.starts_with("device [")) return;
+    if (!dev.empty() && detail.starts_with("device [")) {
+      aer_details_ = true;
+      return;
+    }
   }
 
   // Everything else: the pattern table (uvm, nouveau, module signing, fabric manager, ...).

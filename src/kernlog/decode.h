@@ -44,9 +44,15 @@ class KernelMessageDecoder {
 
   // "NVRM: GPU at PCI:0000:17:00: GPU-..." banners seen so far: PCI -> UUID.
   const std::map<std::string, std::string>& gpu_uuids() const { return uuids_; }
+  // True right after a line of an AER group: the next line may be one of its
+  // detail lines ("nvidia 0000:01:00.0:    [ 0] RxErr"), which carry no
+  // keyword of the scanner's prefilter, so the scanner feeds the lines after
+  // such a group until this turns false (kernlog/scanner.cc).
+  bool wants_aer_detail() const { return aer_details_; }
 
  private:
   std::optional<DecodedEvent> open_;  // a multi-line event still collecting lines
+  bool aer_details_ = false;          // the last line fed belongs to open_'s AER group
   std::map<std::string, std::string> uuids_;
 };
 

@@ -12,7 +12,6 @@
 
 #include "catalog/nvrm.h"
 #include "kernlog/line.h"
-#include "util/ascii.h"
 
 namespace gd {
 
@@ -23,28 +22,30 @@ namespace {
 // those are added from the table so the two cannot drift apart. Few literals
 // keep vectorscan on its fastest engine: one pass over the buffer finds the
 // hits, and only the lines around a hit are parsed.
+//
+// "nvidia" is no keyword: nvidia-modeset, nvidia-drm, nvidia-persistenced
+// and nvlink chatter say it on every line, and the lines the decoder needs
+// that say it name something else too (the driver's "NVRM", "Bus Error",
+// "AER:", "SXid", a pattern's literal). The one exception, an AER group's
+// error names ("nvidia 0000:01:00.0:    [ 0] RxErr"), follows its group's
+// "Bus Error" line directly: on_hit feeds the lines after a group while the
+// decoder asks for them (KernelMessageDecoder::wants_aer_detail).
 struct Keyword {
   std::string literal;
   unsigned flags;
 };
 
 bool contains_keyword(std::string_view s, const std::vector<Keyword>& base) {
-  std::string lower = ascii_lower(s);
-  for (const Keyword& k : base) {
-    if (s.find(k.literal) != std::string_view::npos) return true;
-    if ((k.flags & HS_FLAG_CASELESS) && lower.find(k.literal) != std::string::npos) return true;
-  }
-  return false;
+  return std::any_of(base.begin(), base.end(),
+                     [&](const Keyword& k) { return s.find(k.literal) != std::string_view::npos; });
 }
 
 std::vector<Keyword> keywords() {
   std::vector<Keyword> k = {
-      {"NVRM", 0},  // the driver's own lines, Xid
-      {"nvidia",
-       HS_FLAG_CASELESS},  // nvidia-uvm, nvidia-nvswitchN, "nvidia 0000:..: PCIe Bus Error"
-      {"AER:", 0},         // PCIe AER
-      {"Bus Error", 0},    // PCIe AER detail, on the port or the device
-      {"Xid", 0},          // SXid
+      {"NVRM", 0},       // the driver's own lines, Xid
+      {"AER:", 0},       // PCIe AER
+      {"Bus Error", 0},  // PCIe AER detail, on the port or the device
+      {"Xid", 0},        // SXid
   };
   const std::vector<Keyword> base = k;
   for (const LogPattern& p : log_patterns()) {
@@ -248,6 +249,14 @@ int on_hit(unsigned, unsigned long long, unsigned long long to, unsigned, void* 
   const char* end = static_cast<const char*>(std::memchr(hit, '\n', st->base + st->size - hit));
   if (end == nullptr) end = st->base + st->size;
   st->impl->line(std::string_view(begin, static_cast<size_t>(end - begin)));
+  // An AER group's detail lines, and the line that ends the group.
+  const char* stop = st->base + st->size;
+  while (st->impl->decoder.wants_aer_detail() && end + 1 < stop) {
+    begin = end + 1;
+    end = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(stop - begin)));
+    if (end == nullptr) end = stop;
+    st->impl->line(std::string_view(begin, static_cast<size_t>(end - begin)));
+  }
   st->done = static_cast<size_t>(end - st->base) + 1;
   return 0;
 }
@@ -299,6 +308,13 @@ void KernelLogScanner::add_text(std::string_view text) {
     impl_->scratch = nullptr;
   }
   ScanState state{impl_.get(), text.data(), text.size(), 0, 0};
+  // The previous block ended inside an AER group: its detail lines come first.
+  while (impl_->decoder.wants_aer_detail() && state.done < text.size()) {
+    size_t nl = text.find('\n', state.done);
+    if (nl == std::string_view::npos) nl = text.size();
+    impl_->line(text.substr(state.done, nl - state.done));
+    state.done = nl + 1;
+  }
   // hs_scan takes an unsigned length: scan in chunks that end at a newline,
   // so no keyword straddles two chunks.
   constexpr size_t kChunk = size_t{1} << 30;

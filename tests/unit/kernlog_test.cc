@@ -9,6 +9,7 @@
 #include "kernlog/kmsg.h"
 #include "kernlog/line.h"
 #include "kernlog/scanner.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -364,6 +365,42 @@ TEST(Scanner, FastPathFindsWhatLineByLineFinds) {
     }
     EXPECT_EQ(total, 300);
     EXPECT_EQ(a.bytes, log.size());
+  }
+}
+
+TEST(Scanner, FastPathKeepsAerErrorNamesAndSkipsNvidiaChatter) {
+  // "nvidia" is no prefilter keyword (chatter says it on every line): an AER
+  // group's error-name lines still reach the decoder by their "[ 0]" form,
+  // and the message is the same as line by line.
+  const std::string log =
+      "[  9.0] nvidia-modeset: Allocated GPU:0 (GPU-1b9a0c7e) @ PCI:0000:01:00.0\n"
+      "[ 10.0] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n"
+      "[ 10.0] nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer\n"
+      "[ 10.0] nvidia 0000:01:00.0:   device [10de:2684] error status/mask=00000041/0000e000\n"
+      "[ 10.0] nvidia 0000:01:00.0:    [ 0] RxErr                  (First)\n"
+      "[ 10.0] nvidia 0000:01:00.0:    [ 6] BadTLP\n"
+      "[ 10.0] nvidia 0000:01:00.0:    [x] NotAnIndex\n"
+      "[ 11.0] nvidia-drm 0000:01:00.0: [drm] Cannot find any crtc or sizes\n";
+  KernelLogScanner fast(2026), slow(2026);
+  fast.add_text(log);
+  for (std::string_view line : split_lines(log)) slow.add_line(line);
+  KernelLogInfo a = fast.finish({}), b = slow.finish({});
+  ASSERT_EQ(a.events.size(), 1u);
+  ASSERT_EQ(b.events.size(), 1u);
+  EXPECT_EQ(a.events[0].kind, "aer");
+  EXPECT_NE(a.events[0].message.find("RxErr BadTLP"), std::string::npos) << a.events[0].message;
+  EXPECT_EQ(a.events[0].message.find("NotAnIndex"), std::string::npos);
+  EXPECT_EQ(a.events[0].message, b.events[0].message);
+
+  // The file is read in blocks: a group cut between two of them loses nothing.
+  for (size_t cut = log.find('\n', log.find("Bus Error")) + 1; cut < log.size();
+       cut = log.find('\n', cut) + 1) {
+    KernelLogScanner split(2026);
+    split.add_text(std::string_view(log).substr(0, cut));
+    split.add_text(std::string_view(log).substr(cut));
+    KernelLogInfo c = split.finish({});
+    ASSERT_EQ(c.events.size(), 1u);
+    EXPECT_EQ(c.events[0].message, a.events[0].message) << "cut at " << cut;
   }
 }
 
