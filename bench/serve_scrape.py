@@ -15,7 +15,7 @@ and memory are printed on their own line.
 
 Goals (issue 5): at most 1 ms CPU per scrape and under 10 MB resident.
 
-usage: bench/serve_scrape.py [BUILD_DIR] [SCRAPES]     (default build, 500)
+usage: bench/serve_scrape.py [BUILD_DIR] [SCRAPES]     (default build, 1000)
        bench/serve_scrape.py --real [SCRAPES] [--save DIR]
          --real: this machine's NVML (a GPU machine), no fakes; --save keeps
          every scrape body as DIR/scrape-NNN.prom for `promtool check metrics`.
@@ -45,6 +45,20 @@ def cpu_seconds(pid):
 def rss_kib(pid):
     with open(f"/proc/{pid}/statm") as f:
         return int(f.read().split()[1]) * PAGE_KIB
+
+
+def rss_by_file_kib(pid):
+    """Resident KiB per mapped file ([heap], [stack], [anon] for the rest),
+    from /proc/PID/smaps, largest first: where the resident memory is."""
+    out, name = {}, None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            parts = line.split()
+            if not parts[0].endswith(":"):  # a mapping's first line: range perms offset dev inode [path]
+                name = os.path.basename(parts[5]) if len(parts) > 5 else "[anon]"
+            elif parts[0] == "Rss:":
+                out[name] = out.get(name, 0) + int(parts[1])
+    return sorted(out.items(), key=lambda kv: -kv[1])
 
 
 def memory_kib(pid):
@@ -169,7 +183,7 @@ def main():
     args = [a for a in args if a != "--real"]
     default_build = os.environ.get("GD_BIN_DIR") or os.path.join(SRC, "build")
     build = os.path.abspath(default_build if real or not args else args.pop(0))
-    n = int(args[0]) if args else (200 if real else 500)
+    n = int(args[0]) if args else (200 if real else 1000)
 
     port = free_port()
     cmd, env = gpudoctor_cmd(build, real, 0)
@@ -186,6 +200,10 @@ def main():
         gd_per = report("gpudoctor serve", cpu, wall, n, body, rss_kib(gd.pid), idle)
         pss, private = memory_kib(gd.pid)
         print(f"{'':28} Pss {pss / 1024:.1f} MiB, private {private / 1024:.1f} MiB")
+        by_file = rss_by_file_kib(gd.pid)
+        top = ", ".join(f"{name} {kib / 1024:.1f}" for name, kib in by_file[:8])
+        rest = sum(kib for _, kib in by_file[8:])
+        print(f"{'':28} resident MiB by file: {top}, the rest {rest / 1024:.1f}")
         for child in children(gd.pid):
             print(f"{'  its NVML sampler child':28} {cpu_seconds(child) * 1000:6.1f} ms CPU in all  "
                   f"{rss_kib(child) / 1024:6.1f} MiB RSS (a separate process)")
