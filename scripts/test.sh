@@ -39,6 +39,15 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 stage "Debian packages: cpack, install, use, remove"
 bash tests/packages/deb_test.sh build
+# Installs the .deb the deb test left in build/packages/, and purges it.
+stage "Ansible role: ansible-playbook against localhost (pass and fail plays)"
+bash tests/deploy/ansible_test.sh build
+# After the two above, which remove their packages again: the wheel's
+# "neither found" check needs a machine without an installed libgpudoctor.
+stage "Python wheel: build, install into a fresh venv, use"
+bash tests/packages/wheel_test.sh build
+stage "container image: build, inspect, run (podman, else chroot)"
+bash tests/deploy/container_test.sh build
 
 # clang, so a second compiler's warnings are errors too; the same build holds
 # the fuzz targets that .ci/run then runs (scripts/fuzz.sh).
