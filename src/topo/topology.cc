@@ -88,7 +88,9 @@ std::string unverified_why(const Snapshot& s) {
   if (!environment_shows_default_order(s)) return "";  // the environment note says why
   if (!s.cuda.attempted) return " (--verify runs CUDA to observe it)";
   for (const auto& p : s.probes) {
-    if (p.name == "cuda" && p.status != ProbeStatus::kOk) return "; CUDA did not verify it (" + p.detail + ")";
+    if (p.name == "cuda" && p.status != ProbeStatus::kOk) {
+      return "; CUDA did not verify it (" + p.detail + ")";
+    }
   }
   return "; CUDA's run did not show every GPU";
 }
