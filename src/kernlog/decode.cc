@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "catalog/nvrm.h"
+#include "util/ascii.h"
 #include "util/text.h"  // trim, hex_digit
 
 namespace gd {
@@ -162,6 +163,14 @@ size_t aer_error_index_end(std::string_view detail) {
   while (i < detail.size() && detail[i] >= '0' && detail[i] <= '9') ++i;
   if (i == digits || i >= detail.size() || detail[i] != ']') return 0;
   return i + 1;
+}
+
+// Whether an AER group's "device [vvvv:dddd]" line (`ids` is what follows
+// "device [") names an NVIDIA function (vendor 10de, docs/nvidia-facts.md
+// §9) or comes from the PCIe port driver.
+bool is_nvidia_or_port(std::string_view line, std::string_view ids) {
+  if (line.starts_with("pcieport ")) return true;
+  return ids.size() < 5 || ids[4] != ':' || ascii_lower(ids.substr(0, 4)) == "10de";
 }
 
 // NVRM continuation lines start lower-case or with one of these (the
@@ -344,6 +353,11 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
       return;
     }
     if (!dev.empty() && detail.starts_with("device [")) {
+      // "nvme 0000:41:00.0:   device [144d:a80a] error status/mask=...": the
+      // vendor id says whose error it is. Another vendor's endpoint (a disk,
+      // a NIC) is no GPU event; a port ("pcieport", any vendor) may be the
+      // GPU's own link, and stays.
+      if (!is_nvidia_or_port(t, detail.substr(8))) open_->event.type.clear();  // flush drops it
       aer_details_ = true;
       return;
     }

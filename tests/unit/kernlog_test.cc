@@ -206,6 +206,29 @@ TEST(Decode, SxidAndAerWithDetailLines) {
   EXPECT_EQ(ev[2].gpu, "0000:41:00.0");
 }
 
+TEST(Decode, AnotherVendorsEndpointIsNoGpuEvent) {
+  // A disk's corrected error, reported through the same root-port AER lines:
+  // its vendor id (144d) says it is not a GPU's. The root port's own error
+  // (pcieport, any vendor) may be a GPU's link and stays.
+  auto ev = decode_all({
+      "pcieport 0000:40:01.1: AER: Corrected error received: 0000:41:00.0",
+      "nvme 0000:41:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+      "nvme 0000:41:00.0:   device [144d:a80a] error status/mask=00000001/0000e000",
+      "nvme 0000:41:00.0:    [ 0] RxErr                  (First)",
+      "pcieport 0000:00:01.0: AER: Corrected error received: 0000:00:01.0",
+      "pcieport 0000:00:01.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer",
+      "pcieport 0000:00:01.0:   device [8086:2030] error status/mask=00000080/00002000",
+      "pcieport 0000:00:01.0:    [ 7] BadDLLP",
+      "pcieport 0000:00:03.1: AER: Corrected error received: 0000:01:00.0",
+      "nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer",
+      "nvidia 0000:01:00.0:   device [10DE:2684] error status/mask=00000001/0000e000",
+  });
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].gpu, "0000:00:01.0");
+  EXPECT_NE(ev[0].message.find("BadDLLP"), std::string::npos);
+  EXPECT_EQ(ev[1].gpu, "0000:01:00.0");
+}
+
 TEST(Decode, MultiLineNvrmMessagesAreJoined) {
   auto ev = decode_all({
       "NVRM: API mismatch: the client 'nvidia-smi' (pid 1234)",
