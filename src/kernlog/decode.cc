@@ -170,7 +170,7 @@ size_t aer_error_index_end(std::string_view detail) {
 // §9) or comes from the PCIe port driver.
 bool is_nvidia_or_port(std::string_view line, std::string_view ids) {
   if (line.starts_with("pcieport ")) return true;
-  return ids.size() < 5 || ids[4] != ':' || ascii_lower(ids.substr(0, 4)) == "10de";
+  return ids.size() < 5 || ids[4] != ':' || iequals(ids.substr(0, 4), "10de");
 }
 
 // NVRM continuation lines start lower-case or with one of these (the

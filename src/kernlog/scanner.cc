@@ -233,6 +233,19 @@ struct KernelLogScanner::Impl {
     decoded.clear();
   }
 
+  // Feeds the lines of `text` from `from` on while the decoder asks for an
+  // AER group's detail lines (they hold no keyword), the line that ends the
+  // group included. Returns where the first line not fed starts.
+  size_t feed_aer_details(std::string_view text, size_t from) {
+    while (decoder.wants_aer_detail() && from < text.size()) {
+      size_t nl = text.find('\n', from);
+      if (nl == std::string_view::npos) nl = text.size();
+      line(text.substr(from, nl - from));
+      from = nl + 1;
+    }
+    return from;
+  }
+
   void line(std::string_view raw) {
     LogLine l = parse_log_line(raw, year);
     // A saved kmsg record's header is no time for people: print it as dmesg does.
@@ -256,15 +269,8 @@ int on_hit(unsigned, unsigned long long, unsigned long long to, unsigned, void* 
   const char* end = static_cast<const char*>(std::memchr(hit, '\n', st->base + st->size - hit));
   if (end == nullptr) end = st->base + st->size;
   st->impl->line(std::string_view(begin, static_cast<size_t>(end - begin)));
-  // An AER group's detail lines, and the line that ends the group.
-  const char* stop = st->base + st->size;
-  while (st->impl->decoder.wants_aer_detail() && end + 1 < stop) {
-    begin = end + 1;
-    end = static_cast<const char*>(std::memchr(begin, '\n', static_cast<size_t>(stop - begin)));
-    if (end == nullptr) end = stop;
-    st->impl->line(std::string_view(begin, static_cast<size_t>(end - begin)));
-  }
-  st->done = static_cast<size_t>(end - st->base) + 1;
+  st->done = st->impl->feed_aer_details(std::string_view(st->base, st->size),
+                                        static_cast<size_t>(end - st->base) + 1);
   return 0;
 }
 
@@ -316,12 +322,7 @@ void KernelLogScanner::add_text(std::string_view text) {
   }
   ScanState state{impl_.get(), text.data(), text.size(), 0, 0};
   // The previous block ended inside an AER group: its detail lines come first.
-  while (impl_->decoder.wants_aer_detail() && state.done < text.size()) {
-    size_t nl = text.find('\n', state.done);
-    if (nl == std::string_view::npos) nl = text.size();
-    impl_->line(text.substr(state.done, nl - state.done));
-    state.done = nl + 1;
-  }
+  state.done = impl_->feed_aer_details(text, 0);
   // hs_scan takes an unsigned length: scan in chunks that end at a newline,
   // so no keyword straddles two chunks.
   constexpr size_t kChunk = size_t{1} << 30;
