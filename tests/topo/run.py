@@ -144,22 +144,27 @@ def check_case(gd, fakes, name, update, failures):
 
 def check_hung_cuinit(gd, fakes, failures):
     """cuInit never returns on a board whose GPUs differ (so topo asks CUDA to
-    verify its prediction): topo still answers within 2 s, with the predicted
-    order and why it is not verified; --verify waits for --deadline."""
+    verify its prediction): topo still answers, with the predicted order and
+    why it is not verified; --verify waits for --deadline.
+
+    topo gives CUDA 1 s (it answers in about 1.1 s on an idle machine); the
+    bound here is wider because CI runs this beside 900 other tests on 2
+    cores (2.12 s was seen there). The hang is endless, so any answer at all
+    shows that topo does not wait for cuInit."""
     argv, env = command(gd, fakes, "ws-4x4090")
     env["GPUDOCTOR_FAKE_SCENARIO"] = os.path.join(SRC, "tests", "fakes", "scenarios",
                                                   "cuda-hang.json")
     start = time.monotonic()
     p = run(argv + ["--json"], env)
     took = time.monotonic() - start
-    if p.returncode != 0 or took >= 2.0:
+    if p.returncode != 0 or took >= 10.0:
         failures.append(f"hung cuInit: topo exited {p.returncode} after {took:.2f} s "
-                        f"(want 0 within 2 s): {p.stderr}")
+                        f"(want 0 within 10 s): {p.stderr}")
         return
     doc = json.loads(p.stdout)
     if any(g["cuda_index"] is None for g in doc["gpus"]) or len(doc["gpus"]) != 4:
         failures.append(f"hung cuInit: no predicted order: {doc['gpus']}")
-    if not any("CUDA did not verify it (timeout" in n for n in doc.get("notes", [])):
+    if not any("CUDA did not verify it (timeout after 1.0 s" in n for n in doc.get("notes", [])):
         failures.append(f"hung cuInit: no note on the failed verification: {doc.get('notes')}")
     start = time.monotonic()
     p = run(argv + ["--verify", "--deadline", "2.5"], env)
