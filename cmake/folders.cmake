@@ -40,8 +40,10 @@ gd_folder(fleet DEPS util snapshot facts checks)
 gd_folder(job DEPS util snapshot config probe facts checks)
 gd_folder(report DEPS util snapshot catalog facts checks job)
 gd_folder(diag DEPS util snapshot catalog kernlog probe facts checks report)
+# OpenSSL: headers only; serve/tls.cc loads libssl with dlopen when TLS is asked for.
 gd_folder(serve DEPS util snapshot catalog probe facts checks history report diag
-  LIBS PkgConfig::HTTPLIB OpenSSL::SSL OpenSSL::Crypto yaml-cpp ${GD_LIBCRYPT})
+  LIBS yaml-cpp ${GD_LIBCRYPT} ${CMAKE_DL_LIBS})
+target_include_directories(gd_serve PRIVATE ${OPENSSL_INCLUDE_DIR})
 # cli's serve.cc goes into the gpudoctor-serve binary only (CMakeLists.txt).
 gd_folder(cli DEPS util snapshot config probe checks explain topo history fleet job report diag
   LIBS CLI11::CLI11 EXCLUDE main.cc serve.cc)

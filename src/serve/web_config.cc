@@ -1,14 +1,13 @@
 #include "serve/web_config.h"
 
 #include <crypt.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
 
 #include "util/ascii.h"
 #include "util/read_file.h"
+#include "util/sha256.h"
 #include "util/text.h"
 
 namespace gd {
@@ -145,11 +144,9 @@ bool base64_decode(const std::string& in, std::string* out) {
   return true;
 }
 
-std::string sha256(const std::string& s) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(s.data(), s.size(), md, &len, EVP_sha256(), nullptr);
-  return std::string(reinterpret_cast<char*>(md), len);
+std::string sha256_bytes(const std::string& s) {
+  const auto md = sha256(s);
+  return std::string(md.begin(), md.end());
 }
 
 }  // namespace
@@ -212,7 +209,7 @@ bool bcrypt_matches(const std::string& password, const std::string& hash) {
   const char* out = crypt_rn(password.c_str(), hash.c_str(), data.get(), sizeof *data);
   if (out == nullptr || out[0] == '*') return false;
   std::string got(out);
-  return got.size() == hash.size() && CRYPTO_memcmp(got.data(), hash.data(), hash.size()) == 0;
+  return constant_time_equal(got, hash);
 }
 
 bool BasicAuth::allowed(const std::string& authorization) {
@@ -232,7 +229,7 @@ bool BasicAuth::allowed(const std::string& authorization) {
   // An unknown user costs a bcrypt too, so timing does not tell which names exist.
   static const std::string kDummy = "$2b$10$o7W43exDX5sA3M8P14m1aOUqTnjvDg/sp78cJDi0qiw/bEA3hsaNy";
   const std::string& hash = it == users_.end() ? kDummy : it->second;
-  const std::string key = sha256(user + '\0' + pass + '\0' + hash);
+  const std::string key = sha256_bytes(user + '\0' + pass + '\0' + hash);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (it != users_.end() && good_.count(key)) return true;
