@@ -1,5 +1,6 @@
 // The kernel log's second source, the systemd journal: everything that
 // uses libsystemd, reading and following (kernel_log_source.h).
+#include <dlfcn.h>
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
@@ -8,12 +9,74 @@
 #include "kernlog/kmsg.h"
 #include "probe/kernel_log_source.h"
 #include "probe/rootfs.h"
+#include "util/dl.h"
 #include "util/text.h"
 #include "util/time.h"
 
 namespace gd::klog {
 
 namespace {
+
+// --- libsystemd, loaded on first use ----------------------------------------------
+// Most machines give root /dev/kmsg, and the journal is only the second
+// source: the library and its own (gcrypt, lz4, zstd, lzma, cap) are mapped
+// only by a process that reads a journal.
+
+constexpr char kLibSystemd[] = "libsystemd.so.0";
+
+struct Sd {
+// A pointer named and typed as libsystemd's own function (a name cannot be parenthesized).
+#define GD_SD_FN(name) decltype(&::name) name = nullptr;  // NOLINT(bugprone-macro-parentheses)
+  GD_SD_FN(sd_journal_open)
+  GD_SD_FN(sd_journal_open_directory)
+  GD_SD_FN(sd_journal_close)
+  GD_SD_FN(sd_journal_get_data)
+  GD_SD_FN(sd_journal_flush_matches)
+  GD_SD_FN(sd_journal_add_match)
+  GD_SD_FN(sd_journal_add_disjunction)
+  GD_SD_FN(sd_journal_seek_tail)
+  GD_SD_FN(sd_journal_seek_head)
+  GD_SD_FN(sd_journal_previous)
+  GD_SD_FN(sd_journal_next)
+  GD_SD_FN(sd_journal_get_monotonic_usec)
+  GD_SD_FN(sd_journal_get_realtime_usec)
+  GD_SD_FN(sd_journal_wait)
+  GD_SD_FN(sd_id128_to_string)
+#undef GD_SD_FN
+  std::string error;  // why it cannot be used ("" when loaded)
+};
+
+const Sd& sd() {
+  static const Sd lib = [] {
+    Sd s;
+    void* h = dlopen(kLibSystemd, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* why = dlerror();
+      s.error = std::string("journal: cannot load ") + kLibSystemd + " (" +
+                (why ? why : "not found") + ")";
+      return s;
+    }
+    dl_find(h, kLibSystemd, "sd_journal_open", s.sd_journal_open, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_open_directory", s.sd_journal_open_directory, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_close", s.sd_journal_close, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_get_data", s.sd_journal_get_data, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_flush_matches", s.sd_journal_flush_matches, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_add_match", s.sd_journal_add_match, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_add_disjunction", s.sd_journal_add_disjunction, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_seek_tail", s.sd_journal_seek_tail, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_seek_head", s.sd_journal_seek_head, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_previous", s.sd_journal_previous, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_next", s.sd_journal_next, s.error);
+    dl_find(h, kLibSystemd, "sd_journal_get_monotonic_usec", s.sd_journal_get_monotonic_usec,
+            s.error);
+    dl_find(h, kLibSystemd, "sd_journal_get_realtime_usec", s.sd_journal_get_realtime_usec,
+            s.error);
+    dl_find(h, kLibSystemd, "sd_journal_wait", s.sd_journal_wait, s.error);
+    dl_find(h, kLibSystemd, "sd_id128_to_string", s.sd_id128_to_string, s.error);
+    return s;
+  }();
+  return lib;
+}
 
 // --- the journal ---------------------------------------------------------------
 
@@ -23,7 +86,7 @@ struct Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
   ~Journal() {
-    if (j != nullptr) sd_journal_close(j);
+    if (j != nullptr) sd().sd_journal_close(j);
   }
 };
 
@@ -32,7 +95,7 @@ struct Journal {
 std::optional<std::string_view> journal_field(sd_journal* j, const char* name) {
   const void* data = nullptr;
   size_t len = 0;
-  if (sd_journal_get_data(j, name, &data, &len) < 0) return std::nullopt;
+  if (sd().sd_journal_get_data(j, name, &data, &len) < 0) return std::nullopt;
   std::string_view s(static_cast<const char*>(data), len);
   size_t eq = s.find('=');
   if (eq == std::string_view::npos) return std::nullopt;
@@ -45,27 +108,29 @@ Result<bool> open_journal(const RootFs& fs, Journal* out) {
   if (!fs.is_dir("/var/log/journal") && !fs.is_dir("/run/log/journal")) {
     return Error{"no journal"};
   }
-  int r = fs.live() ? sd_journal_open(&out->j, SD_JOURNAL_LOCAL_ONLY)
-                    // SD_JOURNAL_OS_ROOT: the path is an OS tree; its var/log/journal
-                    // and run/log/journal are read.
-                    : sd_journal_open_directory(&out->j, fs.root().c_str(), SD_JOURNAL_OS_ROOT);
+  if (!sd().error.empty()) return Error{sd().error};
+  int r = fs.live()
+              ? sd().sd_journal_open(&out->j, SD_JOURNAL_LOCAL_ONLY)
+              // SD_JOURNAL_OS_ROOT: the path is an OS tree; its var/log/journal
+              // and run/log/journal are read.
+              : sd().sd_journal_open_directory(&out->j, fs.root().c_str(), SD_JOURNAL_OS_ROOT);
   if (r < 0) return Error{"journal: " + errno_text(-r)};
   return true;
 }
 
 // The boot of the newest kernel entry: a recorded tree without boot_id.
 std::string newest_kernel_boot(sd_journal* j) {
-  sd_journal_flush_matches(j);
-  if (sd_journal_add_match(j, "_TRANSPORT=kernel", 0) < 0) return "";
+  sd().sd_journal_flush_matches(j);
+  if (sd().sd_journal_add_match(j, "_TRANSPORT=kernel", 0) < 0) return "";
   std::string id;
   sd_id128_t boot;
   uint64_t usec = 0;
-  if (sd_journal_seek_tail(j) >= 0 && sd_journal_previous(j) > 0 &&
-      sd_journal_get_monotonic_usec(j, &usec, &boot) >= 0) {
+  if (sd().sd_journal_seek_tail(j) >= 0 && sd().sd_journal_previous(j) > 0 &&
+      sd().sd_journal_get_monotonic_usec(j, &usec, &boot) >= 0) {
     char s[SD_ID128_STRING_MAX];
-    id = sd_id128_to_string(boot, s);
+    id = sd().sd_id128_to_string(boot, s);
   }
-  sd_journal_flush_matches(j);
+  sd().sd_journal_flush_matches(j);
   return id;
 }
 
@@ -75,12 +140,12 @@ bool add_journal_matches(const RootFs& fs, sd_journal* j) {
   if (boot.empty()) boot = newest_kernel_boot(j);
   if (boot.empty()) return false;
   std::string boot_match = "_BOOT_ID=" + boot;
-  sd_journal_flush_matches(j);
-  return sd_journal_add_match(j, "_TRANSPORT=kernel", 0) >= 0 &&
-         sd_journal_add_match(j, boot_match.c_str(), 0) >= 0 &&
-         sd_journal_add_disjunction(j) >= 0 &&
-         sd_journal_add_match(j, "SYSLOG_IDENTIFIER=nv-fabricmanager", 0) >= 0 &&
-         sd_journal_add_match(j, boot_match.c_str(), 0) >= 0;
+  sd().sd_journal_flush_matches(j);
+  return sd().sd_journal_add_match(j, "_TRANSPORT=kernel", 0) >= 0 &&
+         sd().sd_journal_add_match(j, boot_match.c_str(), 0) >= 0 &&
+         sd().sd_journal_add_disjunction(j) >= 0 &&
+         sd().sd_journal_add_match(j, "SYSLOG_IDENTIFIER=nv-fabricmanager", 0) >= 0 &&
+         sd().sd_journal_add_match(j, boot_match.c_str(), 0) >= 0;
 }
 
 // One journal entry. Kernel entries become kmsg records (journald keeps the
@@ -95,7 +160,7 @@ void feed_journal_entry(sd_journal* j, Feed* f) {
   std::string prefix;
   if (!kernel) {
     uint64_t rt = 0;
-    sd_journal_get_realtime_usec(j, &rt);
+    sd().sd_journal_get_realtime_usec(j, &rt);
     auto host = journal_field(j, "_HOSTNAME");
     auto pid = journal_field(j, "_PID");
     prefix = iso_time_us(rt) + " " + std::string(host ? printable(*host, 64) : "localhost") +
@@ -114,7 +179,7 @@ void feed_journal_entry(sd_journal* j, Feed* f) {
       usec = *v;
     } else {
       sd_id128_t boot;
-      if (sd_journal_get_monotonic_usec(j, &usec, &boot) < 0) usec = 0;
+      if (sd().sd_journal_get_monotonic_usec(j, &usec, &boot) < 0) usec = 0;
     }
     rec.ts_usec = usec;
   }
@@ -138,8 +203,8 @@ std::string feed_journal(const RootFs& fs, Feed* f) {
   auto opened = open_journal(fs, &jn);
   if (!opened) return opened.error();
   if (!add_journal_matches(fs, jn.j)) return "journal: no kernel messages";
-  int r = sd_journal_seek_head(jn.j);
-  while (r >= 0 && !f->full() && (r = sd_journal_next(jn.j)) > 0) feed_journal_entry(jn.j, f);
+  int r = sd().sd_journal_seek_head(jn.j);
+  while (r >= 0 && !f->full() && (r = sd().sd_journal_next(jn.j)) > 0) feed_journal_entry(jn.j, f);
   if (r < 0) return "journal: " + errno_text(-r);
   if (f->stats.records == 0) {
     std::string why = "journal: no kernel messages of the current boot";
@@ -160,15 +225,15 @@ Result<bool> follow_journal(const RootFs& fs, Feed* f, const OnEvent& on_event,
   auto opened = open_journal(fs, &jn);
   if (!opened) return Error{opened.error()};
   if (!add_journal_matches(fs, jn.j)) return Error{"journal: no kernel messages"};
-  // seek_tail then one step back: the next sd_journal_next() is a new entry.
-  sd_journal_seek_tail(jn.j);
-  sd_journal_previous(jn.j);
+  // seek_tail then one step back: the next sd().sd_journal_next() is a new entry.
+  sd().sd_journal_seek_tail(jn.j);
+  sd().sd_journal_previous(jn.j);
   while (!stopped(stop)) {
     int r;
-    while ((r = sd_journal_next(jn.j)) > 0) feed_journal_entry(jn.j, f);
+    while ((r = sd().sd_journal_next(jn.j)) > 0) feed_journal_entry(jn.j, f);
     if (r < 0) return Error{"journal: " + errno_text(-r)};
     if (!emit(f, on_event)) return true;
-    r = sd_journal_wait(jn.j, kPollMs * 1000);
+    r = sd().sd_journal_wait(jn.j, kPollMs * 1000);
     if (r < 0) return Error{"journal: " + errno_text(-r)};
   }
   return true;

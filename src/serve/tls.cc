@@ -3,12 +3,13 @@
 // by name rather than through the table below fails to link.
 #include "serve/tls.h"
 
-#include <dlfcn.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 
 #include <string>
+
+#include "util/dl.h"
 
 namespace gd {
 namespace {
@@ -43,13 +44,6 @@ struct OpenSsl {
   std::string error;  // why it could not be loaded ("" when loaded)
 };
 
-template <typename F>
-bool find(void* lib, const char* name, F& fn, std::string& error) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (fn == nullptr && error.empty()) error = std::string(kLibSsl) + " lacks " + name;
-  return fn != nullptr;
-}
-
 // Loaded once, on the first TLS config; never unloaded.
 const OpenSsl& openssl() {
   static const OpenSsl lib = [] {
@@ -62,26 +56,27 @@ const OpenSsl& openssl() {
       return s;
     }
     std::string& e = s.error;
-    find(h, "TLS_server_method", s.TLS_server_method, e);
-    find(h, "SSL_CTX_new", s.SSL_CTX_new, e);
-    find(h, "SSL_CTX_free", s.SSL_CTX_free, e);
-    find(h, "SSL_CTX_ctrl", s.SSL_CTX_ctrl, e);
-    find(h, "SSL_CTX_use_certificate_chain_file", s.SSL_CTX_use_certificate_chain_file, e);
-    find(h, "SSL_CTX_use_PrivateKey_file", s.SSL_CTX_use_PrivateKey_file, e);
-    find(h, "SSL_CTX_check_private_key", s.SSL_CTX_check_private_key, e);
-    find(h, "SSL_CTX_load_verify_locations", s.SSL_CTX_load_verify_locations, e);
-    find(h, "SSL_load_client_CA_file", s.SSL_load_client_CA_file, e);
-    find(h, "SSL_CTX_set_client_CA_list", s.SSL_CTX_set_client_CA_list, e);
-    find(h, "SSL_CTX_set_verify", s.SSL_CTX_set_verify, e);
-    find(h, "SSL_new", s.SSL_new, e);
-    find(h, "SSL_free", s.SSL_free, e);
-    find(h, "SSL_set_fd", s.SSL_set_fd, e);
-    find(h, "SSL_accept", s.SSL_accept, e);
-    find(h, "SSL_read", s.SSL_read, e);
-    find(h, "SSL_write", s.SSL_write, e);
-    find(h, "SSL_get_error", s.SSL_get_error, e);
-    find(h, "SSL_shutdown", s.SSL_shutdown, e);
-    find(h, "ERR_clear_error", s.ERR_clear_error, e);
+    dl_find(h, kLibSsl, "TLS_server_method", s.TLS_server_method, e);
+    dl_find(h, kLibSsl, "SSL_CTX_new", s.SSL_CTX_new, e);
+    dl_find(h, kLibSsl, "SSL_CTX_free", s.SSL_CTX_free, e);
+    dl_find(h, kLibSsl, "SSL_CTX_ctrl", s.SSL_CTX_ctrl, e);
+    dl_find(h, kLibSsl, "SSL_CTX_use_certificate_chain_file", s.SSL_CTX_use_certificate_chain_file,
+            e);
+    dl_find(h, kLibSsl, "SSL_CTX_use_PrivateKey_file", s.SSL_CTX_use_PrivateKey_file, e);
+    dl_find(h, kLibSsl, "SSL_CTX_check_private_key", s.SSL_CTX_check_private_key, e);
+    dl_find(h, kLibSsl, "SSL_CTX_load_verify_locations", s.SSL_CTX_load_verify_locations, e);
+    dl_find(h, kLibSsl, "SSL_load_client_CA_file", s.SSL_load_client_CA_file, e);
+    dl_find(h, kLibSsl, "SSL_CTX_set_client_CA_list", s.SSL_CTX_set_client_CA_list, e);
+    dl_find(h, kLibSsl, "SSL_CTX_set_verify", s.SSL_CTX_set_verify, e);
+    dl_find(h, kLibSsl, "SSL_new", s.SSL_new, e);
+    dl_find(h, kLibSsl, "SSL_free", s.SSL_free, e);
+    dl_find(h, kLibSsl, "SSL_set_fd", s.SSL_set_fd, e);
+    dl_find(h, kLibSsl, "SSL_accept", s.SSL_accept, e);
+    dl_find(h, kLibSsl, "SSL_read", s.SSL_read, e);
+    dl_find(h, kLibSsl, "SSL_write", s.SSL_write, e);
+    dl_find(h, kLibSsl, "SSL_get_error", s.SSL_get_error, e);
+    dl_find(h, kLibSsl, "SSL_shutdown", s.SSL_shutdown, e);
+    dl_find(h, kLibSsl, "ERR_clear_error", s.ERR_clear_error, e);
     return s;
   }();
   return lib;
