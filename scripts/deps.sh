@@ -15,10 +15,10 @@ set -euo pipefail
 build=(
   cmake ninja-build g++ pkg-config python3
   libcli11-dev nlohmann-json3-dev libfmt-dev   # command line, JSON, formatting
-  libvectorscan-dev libsystemd-dev            # kernel-log prefilter, the journal
+  libvectorscan-dev libsystemd-dev            # kernel-log prefilter, the journal (dlopen)
   libtomlplusplus-dev                          # the health-threshold config file
   libsqlite3-dev                               # the history store
-  libcpp-httplib-dev                           # the exporter's HTTP server (with OpenSSL)
+  libssl-dev                                   # the exporter's TLS (headers; dlopen of libssl3)
   libyaml-cpp-dev libcrypt-dev                 # web config (YAML), bcrypt basic-auth hashes
 )
 test=(

@@ -95,8 +95,8 @@ install -m 0755 "$(realpath /bin/sleep)" "$root/usr/bin/sleep"
 # linked (gpudoctor dlopens them) and must never be copied: the NVIDIA
 # container toolkit mounts the node's own at run time.
 declare -A libs=()
-for f in "$root"/usr/bin/*; do
-  [ -L "$f" ] && continue
+add_closure() {  # FILE: the libraries it loads, as ldd sees them
+  local f=$1 line path
   while read -r line; do
     case "$line" in
       *"not found"*) die "$(basename "$f"): a library is not found: $line" ;;
@@ -109,6 +109,19 @@ for f in "$root"/usr/bin/*; do
     esac
     libs[$path]=1
   done < <(ldd "$f")
+}
+for f in "$root"/usr/bin/*; do
+  [ -L "$f" ] && continue
+  add_closure "$f"
+done
+# Libraries gpudoctor loads with dlopen only when asked, out of ldd's sight:
+# OpenSSL for the exporter's TLS (src/serve/tls.cc), libsystemd for the
+# journal (src/probe/kernel_log_journal.cc). Each comes with its closure.
+for lib in libssl.so.3 libsystemd.so.0; do
+  path=$(ldconfig -p | awk -v n="$lib" '$1 == n && /x86-64|x86_64|AArch64|aarch64/ {print $NF; exit}')
+  [ -n "$path" ] || die "$lib is not installed (Debian: libssl3, libsystemd0)"
+  libs[$path]=1
+  add_closure "$path"
 done
 
 # The loader's own directory, where it looks without an ld.so.cache (the

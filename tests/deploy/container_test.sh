@@ -104,11 +104,17 @@ done
 nvidia=$(find "$r" -name 'libcuda.so*' -o -name 'libnvidia-*' | sed "s|^$r||")
 [ -z "$nvidia" ] || fail "NVIDIA driver libraries in the image: $nvidia"
 # Exactly the closure: the libraries in the image are those the image's
-# binaries load (ldd here), no more and no fewer, and the libc6 stubs the
+# binaries load (ldd here) and the libraries they dlopen when asked (TLS,
+# the journal) with theirs, no more and no fewer, and the libc6 stubs the
 # driver's NVML and libcuda need when they are dlopened (build.sh).
+optional=$(for lib in libssl.so.3 libsystemd.so.0; do
+  ldconfig -p | awk -v n="$lib" '$1 == n {print $NF; exit}'
+done)
 want_libs=$({
   for f in "$r"/usr/bin/*; do [ -L "$f" ] || ldd "$f"; done |
     sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' | xargs -n1 basename
+  for f in $optional; do basename "$f"; ldd "$f"; done |
+    sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p; /^lib/p' | xargs -n1 basename
   printf '%s\n' libdl.so.2 libpthread.so.0 librt.so.1
 } | sort -u)
 have_libs=$(find "$r/usr/lib" "$r/usr/lib64" -type f -name '*.so*' | xargs -n1 basename | sort -u)
