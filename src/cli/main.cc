@@ -67,6 +67,8 @@ int gpudoctor_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gpudoctor ") + GD_VERSION);
   app.require_subcommand(1);
 
+  gd::ServeArgs serve;
+#ifndef GD_SERVE_BINARY
   gd::CheckArgs check;
   gd::SnapshotArgs snapshot;
   gd::LogsArgs logs;
@@ -74,11 +76,11 @@ int gpudoctor_main(int argc, char** argv) {
   gd::TopoArgs topo;
   gd::EnvArgs env;
   gd::RunArgs run;
-  gd::ServeArgs serve;
   gd::HistoryArgs history;
   gd::LabelsArgs labels;
   gd::DiffArgs diff;
   gd::DiagArgs diag;
+#endif
   // The table of subcommands.
   struct Command {
     const char* name;
@@ -86,7 +88,11 @@ int gpudoctor_main(int argc, char** argv) {
     std::function<void(CLI::App*)> setup;
     std::function<int()> run;
   };
+  // The exporter's binary knows its own command only: the others' option
+  // setup would be code its start runs and keeps resident for nothing
+  // (bench/serve_scrape.txt).
   const Command kCommands[] = {
+#ifndef GD_SERVE_BINARY
       {"check", "Name the root cause when CUDA will not start, with evidence and the fix",
        [&](CLI::App* a) { gd::setup_check(a, &check); }, [&] { return gd::run_check(check); }},
       {"snapshot", "Record this machine as a gpudoctor.snapshot/v1 JSON file",
@@ -103,6 +109,7 @@ int gpudoctor_main(int argc, char** argv) {
        [&](CLI::App* a) { gd::setup_env(a, &env); }, [&] { return gd::run_env(env); }},
       {"run", "Check first, then run a command on the healthy GPUs with the right settings",
        [&](CLI::App* a) { gd::setup_run(a, &run); }, [&] { return gd::run_run(run); }},
+#endif
       {"serve", "Export GPU health to Prometheus, keep a history, serve a status page",
        [&](CLI::App* a) { gd::setup_serve(a, &serve); },
 #ifdef GD_SERVE_BINARY
@@ -110,6 +117,7 @@ int gpudoctor_main(int argc, char** argv) {
 #else
        [] { return gd::kExitInternal; }},  // exec'd above
 #endif
+#ifndef GD_SERVE_BINARY
       {"history", "Past reports and kernel events from the history database",
        [&](CLI::App* a) { gd::setup_history(a, &history); },
        [&] { return gd::run_history(history); }},
@@ -119,6 +127,7 @@ int gpudoctor_main(int argc, char** argv) {
        [&](CLI::App* a) { gd::setup_diff(a, &diff); }, [&] { return gd::run_diff(diff); }},
       {"diag", "Test the GPUs under load: compute, memory, links, NCCL scaling",
        [&](CLI::App* a) { gd::setup_diag(a, &diag); }, [&] { return gd::run_diag(diag); }},
+#endif
   };
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const Command& c : kCommands) {

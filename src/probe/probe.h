@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "snapshot/snapshot.h"
 #include "util/result.h"
@@ -26,6 +27,14 @@ struct ProbeOptions {
 // Runs every probe and returns the snapshot. Never fails: each probe's
 // outcome is in snapshot.probes.
 Snapshot collect_snapshot(const ProbeOptions& opt);
+// collect_snapshot in a child process (`gpudoctor snapshot`, opt.self_exe)
+// with environment `env`: for the exporter, which probes once a minute and
+// should not keep the probes' code and buffers resident in between
+// (bench/serve_scrape.txt). Never fails: when the child fails, the snapshot
+// holds one failed "snapshot" probe record saying why, and nothing observed.
+// Options without a command-line form (hardware or cuda off: tests) probe in
+// this process.
+Snapshot collect_snapshot_in_child(const ProbeOptions& opt, const std::vector<std::string>& env);
 // The snapshot in `from` when given (--from FILE), else this machine probed
 // with `probe`. Error: the file could not be read or is no snapshot.
 Result<Snapshot> load_or_probe(const std::string& from, const ProbeOptions& probe);

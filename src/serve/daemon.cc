@@ -229,7 +229,8 @@ void Daemon::check_loop() {
 void Daemon::run_check(uint64_t run) {
   auto start = Clock::now();
   std::shared_ptr<const Snapshot> snap = opt_.from;
-  if (!snap) snap = std::make_shared<const Snapshot>(collect_snapshot(opt_.probe));
+  if (!snap)
+    snap = std::make_shared<const Snapshot>(collect_snapshot_in_child(opt_.probe, opt_.env));
   auto c = std::make_shared<CheckState>();
   c->snapshot = snap;
   c->report = run_checks(*snap, opt_.config, checks_, opt_.config.only, opt_.config.skip);
