@@ -1,8 +1,10 @@
 // `gpudoctor serve`: the exporter daemon (docs/serve.md). Threads:
 //  - the sampler loop: one NVML sample every interval from the long-lived
 //    sampler child (sampler.h);
-//  - the check loop: the full probe + checks every check interval, the
-//    report written to the history;
+//  - the check loop: every check interval, the probe in a `gpudoctor
+//    snapshot` child (collect_snapshot_in_child: the probes' code and
+//    buffers never stay resident here), then the checks, the report
+//    written to the history;
 //  - the kernel-log follower: Xid counters (after the first check seeded
 //    them from this boot's log);
 //  - the HTTP server's threads (http.h), whose handlers only copy the last
