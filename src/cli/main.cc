@@ -129,10 +129,18 @@ int gpudoctor_main(int argc, char** argv) {
        [&](CLI::App* a) { gd::setup_diag(a, &diag); }, [&] { return gd::run_diag(diag); }},
 #endif
   };
+  // Only the command being run has its options set up (all of them for the
+  // top-level --help, --version and errors): building every command's
+  // options and validators took longer than some commands' own work
+  // (bench/logs_scan.txt).
+  const bool one =
+      argc >= 2 && std::any_of(std::begin(kCommands), std::end(kCommands), [&](const Command& c) {
+        return c.name == std::string_view(argv[1]);
+      });
   std::vector<std::pair<CLI::App*, const Command*>> subs;
   for (const Command& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.help);
-    c.setup(sub);
+    if (!one || c.name == std::string_view(argv[1])) c.setup(sub);
     subs.emplace_back(sub, &c);
   }
 
