@@ -1,4 +1,4 @@
-// The exporter's HTTP server (cpp-httplib): read-only GET/HEAD routes,
+// The exporter's HTTP/1.1 server (http.cc): read-only GET/HEAD routes,
 // loopback unless told otherwise, optional TLS and basic auth from a web
 // config file in Prometheus' exporter-toolkit form (docs/serve.md). Bad
 // requests get clear HTTP errors; a slow or hostile client never stalls the
@@ -37,7 +37,7 @@ struct HttpOptions {
   int64_t keep_alive_timeout_ms = 5000;  // idle keep-alive connection
   size_t keep_alive_max_requests = 100;  // then the connection is closed
   // One thread per open connection, up to this many; beyond it connections
-  // wait their turn. Idle threads cost a stack's pages, not a scrape's wait.
+  // wait their turn in the listen backlog. A thread ends with its connection.
   size_t max_threads = 128;
   // A connection waiting for a request head (since it opened, or since its
   // last answer) is cut after header_read_deadline_ms; when at least half

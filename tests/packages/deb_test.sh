@@ -23,6 +23,13 @@ done
 for deb in "${debs[@]}"; do
   dpkg-deb --info "$deb" | grep -q "Depends:.*nvidia" && fail "$deb depends on the NVIDIA driver"
 done
+# OpenSSL (the exporter's TLS) and libsystemd (the journal) are dlopened when
+# asked: recommended, so a plain install has them, never required.
+gd_deb=$(printf '%s\n' "${debs[@]}" | grep -E '/gpudoctor_')
+info=$(dpkg-deb --info "$gd_deb")
+grep -q "^ Recommends:.*libssl3" <<<"$info" || fail "gpudoctor does not recommend libssl3"
+grep -q "^ Recommends:.*libsystemd0" <<<"$info" || fail "gpudoctor does not recommend libsystemd0"
+grep -qE "^ Depends:.*(libssl|libcrypto|libsystemd)" <<<"$info" && fail "gpudoctor depends on OpenSSL or libsystemd"
 
 installed=()
 cleanup() { [ ${#installed[@]} -eq 0 ] || apt-get purge -y -q "${installed[@]}" >/dev/null; }

@@ -402,8 +402,7 @@ def test_refused_requests_are_closed_at_once():
         for head in (b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
                      b"GET /metrics HTTP/1.1\r\nHost: x\r\n" +
                      b"".join(b"X-%d: v\r\n" % i for i in range(120)) + b"\r\n",
-                     # httplib's own refusals, before it knows the peer:
-                     # a request line it cannot parse, an overlong URI.
+                     # a request line that does not parse, an overlong URI.
                      b"NONSENSE\r\n\r\n",
                      b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"):
             s = connect(d.port)

@@ -194,7 +194,7 @@ TEST(HttpServer, OtherMethodsAre405WithAllow) {
     EXPECT_EQ(status_of(r), 405) << m << ": " << r;
     EXPECT_TRUE(has_header(r, "Allow: GET, HEAD")) << r;
   }
-  // A method httplib does not know at all is a bad request line.
+  // A method HTTP does not define is a bad request line.
   std::string r = raw(s->port(), "BREW /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(status_of(r), 400) << r;
 }
@@ -226,8 +226,8 @@ TEST(HttpServer, OversizedHeadersAreRefused) {
 }
 
 TEST(HttpServer, HeaderFloodIsCut) {
-  // httplib keeps every header line it reads; a client streaming headers
-  // must be cut off (1 MiB per connection) before it costs the heap much.
+  // A client streaming headers must be cut off (a head is at most 64 KiB)
+  // before it costs the heap much.
   auto s = start();
   ASSERT_TRUE(s);
   int fd = connect_to(s->port());
@@ -282,9 +282,7 @@ TEST(HttpServer, KeepAliveServesSeveralRequestsOnOneConnection) {
   int fd = connect_to(s->port());
   ASSERT_GE(fd, 0);
   // One request, its whole answer, then the next on the same connection.
-  // (Not pipelined: httplib waits for the socket to be readable before each
-  // request, so a second request already in its buffer would wait out the
-  // keep-alive timeout. No scraper or browser pipelines.)
+  // (Pipelining is tests/reliability/http_attacks.py's.)
   send_all(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string first;
   char buf[4096];
