@@ -1,6 +1,5 @@
 // The kernel log's second source, the systemd journal: everything that
 // uses libsystemd, reading and following (kernel_log_source.h).
-#include <dlfcn.h>
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
@@ -24,56 +23,40 @@ namespace {
 
 constexpr char kLibSystemd[] = "libsystemd.so.0";
 
+#define GD_SD_FUNCTIONS(X)         \
+  X(sd_journal_open)               \
+  X(sd_journal_open_directory)     \
+  X(sd_journal_close)              \
+  X(sd_journal_get_data)           \
+  X(sd_journal_flush_matches)      \
+  X(sd_journal_add_match)          \
+  X(sd_journal_add_disjunction)    \
+  X(sd_journal_seek_tail)          \
+  X(sd_journal_seek_head)          \
+  X(sd_journal_previous)           \
+  X(sd_journal_next)               \
+  X(sd_journal_get_monotonic_usec) \
+  X(sd_journal_get_realtime_usec)  \
+  X(sd_journal_wait)               \
+  X(sd_id128_to_string)
+
 struct Sd {
-// A pointer named and typed as libsystemd's own function (a name cannot be parenthesized).
-#define GD_SD_FN(name) decltype(&::name) name = nullptr;  // NOLINT(bugprone-macro-parentheses)
-  GD_SD_FN(sd_journal_open)
-  GD_SD_FN(sd_journal_open_directory)
-  GD_SD_FN(sd_journal_close)
-  GD_SD_FN(sd_journal_get_data)
-  GD_SD_FN(sd_journal_flush_matches)
-  GD_SD_FN(sd_journal_add_match)
-  GD_SD_FN(sd_journal_add_disjunction)
-  GD_SD_FN(sd_journal_seek_tail)
-  GD_SD_FN(sd_journal_seek_head)
-  GD_SD_FN(sd_journal_previous)
-  GD_SD_FN(sd_journal_next)
-  GD_SD_FN(sd_journal_get_monotonic_usec)
-  GD_SD_FN(sd_journal_get_realtime_usec)
-  GD_SD_FN(sd_journal_wait)
-  GD_SD_FN(sd_id128_to_string)
-#undef GD_SD_FN
+  GD_SD_FUNCTIONS(GD_DL_POINTER)
   std::string error;  // why it cannot be used ("" when loaded)
 };
 
 const Sd& sd() {
   static const Sd lib = [] {
-    Sd s;
-    void* h = dlopen(kLibSystemd, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      const char* why = dlerror();
-      s.error = std::string("journal: cannot load ") + kLibSystemd + " (" +
-                (why ? why : "not found") + ")";
-      return s;
+    Sd table;
+    const char* lib_name = kLibSystemd;
+    std::string why;
+    void* handle = dl_open(lib_name, &why);
+    if (handle == nullptr) {
+      table.error = std::string("journal: cannot load ") + lib_name + " (" + why + ")";
+      return table;
     }
-    dl_find(h, kLibSystemd, "sd_journal_open", s.sd_journal_open, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_open_directory", s.sd_journal_open_directory, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_close", s.sd_journal_close, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_get_data", s.sd_journal_get_data, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_flush_matches", s.sd_journal_flush_matches, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_add_match", s.sd_journal_add_match, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_add_disjunction", s.sd_journal_add_disjunction, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_seek_tail", s.sd_journal_seek_tail, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_seek_head", s.sd_journal_seek_head, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_previous", s.sd_journal_previous, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_next", s.sd_journal_next, s.error);
-    dl_find(h, kLibSystemd, "sd_journal_get_monotonic_usec", s.sd_journal_get_monotonic_usec,
-            s.error);
-    dl_find(h, kLibSystemd, "sd_journal_get_realtime_usec", s.sd_journal_get_realtime_usec,
-            s.error);
-    dl_find(h, kLibSystemd, "sd_journal_wait", s.sd_journal_wait, s.error);
-    dl_find(h, kLibSystemd, "sd_id128_to_string", s.sd_id128_to_string, s.error);
-    return s;
+    GD_SD_FUNCTIONS(GD_DL_RESOLVE)
+    return table;
   }();
   return lib;
 }

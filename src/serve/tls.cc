@@ -17,67 +17,47 @@ namespace {
 // OpenSSL 3's ABI (Debian's libssl3); 1.1 differs in SSL_CTX_set_options.
 constexpr char kLibSsl[] = "libssl.so.3";
 
+// ERR_clear_error is libcrypto's, found through libssl's dependencies.
+#define GD_SSL_FUNCTIONS(X)             \
+  X(TLS_server_method)                  \
+  X(SSL_CTX_new)                        \
+  X(SSL_CTX_free)                       \
+  X(SSL_CTX_ctrl)                       \
+  X(SSL_CTX_use_certificate_chain_file) \
+  X(SSL_CTX_use_PrivateKey_file)        \
+  X(SSL_CTX_check_private_key)          \
+  X(SSL_CTX_load_verify_locations)      \
+  X(SSL_load_client_CA_file)            \
+  X(SSL_CTX_set_client_CA_list)         \
+  X(SSL_CTX_set_verify)                 \
+  X(SSL_new)                            \
+  X(SSL_free)                           \
+  X(SSL_set_fd)                         \
+  X(SSL_accept)                         \
+  X(SSL_read)                           \
+  X(SSL_write)                          \
+  X(SSL_get_error)                      \
+  X(SSL_shutdown)                       \
+  X(ERR_clear_error)
+
 struct OpenSsl {
-// A pointer named and typed as OpenSSL's own function (a name cannot be parenthesized).
-#define GD_SSL_FN(name) decltype(&::name) name = nullptr;  // NOLINT(bugprone-macro-parentheses)
-  GD_SSL_FN(TLS_server_method)
-  GD_SSL_FN(SSL_CTX_new)
-  GD_SSL_FN(SSL_CTX_free)
-  GD_SSL_FN(SSL_CTX_ctrl)
-  GD_SSL_FN(SSL_CTX_use_certificate_chain_file)
-  GD_SSL_FN(SSL_CTX_use_PrivateKey_file)
-  GD_SSL_FN(SSL_CTX_check_private_key)
-  GD_SSL_FN(SSL_CTX_load_verify_locations)
-  GD_SSL_FN(SSL_load_client_CA_file)
-  GD_SSL_FN(SSL_CTX_set_client_CA_list)
-  GD_SSL_FN(SSL_CTX_set_verify)
-  GD_SSL_FN(SSL_new)
-  GD_SSL_FN(SSL_free)
-  GD_SSL_FN(SSL_set_fd)
-  GD_SSL_FN(SSL_accept)
-  GD_SSL_FN(SSL_read)
-  GD_SSL_FN(SSL_write)
-  GD_SSL_FN(SSL_get_error)
-  GD_SSL_FN(SSL_shutdown)
-  GD_SSL_FN(ERR_clear_error)  // libcrypto's, found through libssl's dependencies
-#undef GD_SSL_FN
+  GD_SSL_FUNCTIONS(GD_DL_POINTER)
   std::string error;  // why it could not be loaded ("" when loaded)
 };
 
 // Loaded once, on the first TLS config; never unloaded.
 const OpenSsl& openssl() {
   static const OpenSsl lib = [] {
-    OpenSsl s;
-    void* h = dlopen(kLibSsl, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-      const char* why = dlerror();
-      s.error = std::string("TLS needs OpenSSL 3 (") + kLibSsl +
-                ", Debian's libssl3): " + (why ? why : "cannot load it");
-      return s;
+    OpenSsl table;
+    const char* lib_name = kLibSsl;
+    std::string why;
+    void* handle = dl_open(lib_name, &why);
+    if (handle == nullptr) {
+      table.error = std::string("TLS needs OpenSSL 3 (") + lib_name + ", Debian's libssl3): " + why;
+      return table;
     }
-    std::string& e = s.error;
-    dl_find(h, kLibSsl, "TLS_server_method", s.TLS_server_method, e);
-    dl_find(h, kLibSsl, "SSL_CTX_new", s.SSL_CTX_new, e);
-    dl_find(h, kLibSsl, "SSL_CTX_free", s.SSL_CTX_free, e);
-    dl_find(h, kLibSsl, "SSL_CTX_ctrl", s.SSL_CTX_ctrl, e);
-    dl_find(h, kLibSsl, "SSL_CTX_use_certificate_chain_file", s.SSL_CTX_use_certificate_chain_file,
-            e);
-    dl_find(h, kLibSsl, "SSL_CTX_use_PrivateKey_file", s.SSL_CTX_use_PrivateKey_file, e);
-    dl_find(h, kLibSsl, "SSL_CTX_check_private_key", s.SSL_CTX_check_private_key, e);
-    dl_find(h, kLibSsl, "SSL_CTX_load_verify_locations", s.SSL_CTX_load_verify_locations, e);
-    dl_find(h, kLibSsl, "SSL_load_client_CA_file", s.SSL_load_client_CA_file, e);
-    dl_find(h, kLibSsl, "SSL_CTX_set_client_CA_list", s.SSL_CTX_set_client_CA_list, e);
-    dl_find(h, kLibSsl, "SSL_CTX_set_verify", s.SSL_CTX_set_verify, e);
-    dl_find(h, kLibSsl, "SSL_new", s.SSL_new, e);
-    dl_find(h, kLibSsl, "SSL_free", s.SSL_free, e);
-    dl_find(h, kLibSsl, "SSL_set_fd", s.SSL_set_fd, e);
-    dl_find(h, kLibSsl, "SSL_accept", s.SSL_accept, e);
-    dl_find(h, kLibSsl, "SSL_read", s.SSL_read, e);
-    dl_find(h, kLibSsl, "SSL_write", s.SSL_write, e);
-    dl_find(h, kLibSsl, "SSL_get_error", s.SSL_get_error, e);
-    dl_find(h, kLibSsl, "SSL_shutdown", s.SSL_shutdown, e);
-    dl_find(h, kLibSsl, "ERR_clear_error", s.ERR_clear_error, e);
-    return s;
+    GD_SSL_FUNCTIONS(GD_DL_RESOLVE)
+    return table;
   }();
   return lib;
 }

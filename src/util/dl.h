@@ -11,6 +11,17 @@
 
 namespace gd {
 
+// dlopen(lib_name), symbols local and bound now; nullptr with `why` set to
+// dlerror's text when it cannot be loaded.
+inline void* dl_open(const char* lib_name, std::string* why) {
+  void* h = dlopen(lib_name, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = dlerror();
+    *why = e ? e : std::string("cannot load ") + lib_name;
+  }
+  return h;
+}
+
 // Sets `fn` to `name` in `lib`. When it is missing, `missing` (if still
 // empty) becomes "<lib_name> lacks <name>" and fn stays null.
 template <typename F>
@@ -20,3 +31,16 @@ void dl_find(void* lib, const char* lib_name, const char* name, F& fn, std::stri
 }
 
 }  // namespace gd
+
+// A library's function table as an X-macro list, named once:
+//   #define MY_FUNCTIONS(X) X(fn_a) X(fn_b)
+//   struct Table { MY_FUNCTIONS(GD_DL_POINTER) std::string error; };
+//   MY_FUNCTIONS(GD_DL_RESOLVE)  // where `handle`, `lib_name` and `table` are in scope
+// A pointer is named and typed as the library's own function (a name cannot
+// be parenthesized, hence the NOLINTs).
+// clang-format off
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
+#define GD_DL_POINTER(name) decltype(&::name) name = nullptr;
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
+#define GD_DL_RESOLVE(name) ::gd::dl_find(handle, lib_name, #name, table.name, table.error);
+// clang-format on
