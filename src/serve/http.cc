@@ -150,8 +150,7 @@ class Connection {
   void run();
 
  private:
-  enum class Read { kHead, kEnd };
-  Read read_head();
+  std::optional<size_t> read_head();
   bool wait(short events, Clock::time_point until);
   bool send(const std::string& bytes);
   void linger();
@@ -219,25 +218,35 @@ bool Connection::wait(short events, Clock::time_point until) {
   }
 }
 
-// Reads until buf_ holds a whole request head; kEnd when the connection is
-// over (end of stream, error, a deadline, a head refused into refused_).
-Connection::Read Connection::read_head() {
+// Reads until buf_ holds a whole request head and returns its length;
+// nullopt when the connection is over (end of stream, error, a deadline, a
+// head refused into refused_). Each byte is looked at once for the head's
+// end, however the head arrives.
+std::optional<size_t> Connection::read_head() {
   const HttpOptions& o = server_.options();
   auto last_byte = Clock::now();
+  size_t scanned = 0;       // buf_ up to here holds no head's end
+  bool line_ended = false;  // buf_ holds the request line's end
   for (;;) {
     // RFC 9112 2.2: empty lines before a request line are ignored.
     size_t skip = buf_.find_first_not_of("\r\n");
     buf_.erase(0, skip == std::string::npos ? buf_.size() : skip);
-    if (find_head_end(buf_) != std::string::npos) return Read::kHead;
+    // The end ("\n\n" or "\n\r\n") may begin in the last two bytes scanned.
+    const size_t from = scanned > 2 ? scanned - 2 : 0;
+    if (size_t end = find_head_end(std::string_view(buf_).substr(from)); end != std::string::npos) {
+      return from + end;
+    }
+    line_ended = line_ended || buf_.find('\n', from) != std::string::npos;
+    scanned = buf_.size();
     if (buf_.size() > kMaxHeadBytes) {
       refused_ = HeadError{431, "request head too large (at most 64 KiB)\n"};
-      return Read::kEnd;
+      return std::nullopt;
     }
-    if (buf_.find('\n') == std::string::npos && buf_.size() > kMaxRequestLineBytes + 2) {
+    if (!line_ended && buf_.size() > kMaxRequestLineBytes + 2) {
       refused_ = HeadError{414, "request URI too long\n"};
-      return Read::kEnd;
+      return std::nullopt;
     }
-    if (total_read_ > kMaxConnectionBytes || server_.stopping()) return Read::kEnd;
+    if (total_read_ > kMaxConnectionBytes || server_.stopping()) return std::nullopt;
 
     char chunk[kReadChunk];
     Io io = stream_->read(chunk, sizeof chunk);
@@ -247,7 +256,7 @@ Connection::Read Connection::read_head() {
       last_byte = Clock::now();
       continue;
     }
-    if (io.n == 0 || io.wait == 0) return Read::kEnd;
+    if (io.n == 0 || io.wait == 0) return std::nullopt;
 
     // Nothing to read yet: wait, under the head's deadlines (the top of this file).
     const auto now = Clock::now();
@@ -257,7 +266,7 @@ Connection::Read Connection::read_head() {
       until = std::min(until, waiting_ + milliseconds(o.keep_alive_timeout_ms));
     }
     const auto pressure_at = waiting_ + milliseconds(o.connection_deadline_ms);
-    if (now >= until || (now >= pressure_at && server_.pressed())) return Read::kEnd;
+    if (now >= until || (now >= pressure_at && server_.pressed())) return std::nullopt;
     wait(io.wait, std::min(until, now < pressure_at ? pressure_at : now + kPressureRecheck));
   }
 }
@@ -308,8 +317,8 @@ void Connection::run() {
     }
   }
   for (;;) {
-    Read got = read_head();
-    if (got == Read::kEnd) {
+    const std::optional<size_t> end = read_head();
+    if (!end) {
       if (refused_) {
         Answer a = plain(refused_->status, refused_->message);
         a.close = true;
@@ -318,9 +327,8 @@ void Connection::run() {
       }
       return;
     }
-    const size_t end = find_head_end(buf_);
-    ParsedHead parsed = parse_request_head(std::string_view(buf_).substr(0, end));
-    buf_.erase(0, end);
+    ParsedHead parsed = parse_request_head(std::string_view(buf_).substr(0, *end));
+    buf_.erase(0, *end);
     Answer a;
     bool head_only = false;
     if (!parsed.head) {

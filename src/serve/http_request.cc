@@ -1,10 +1,11 @@
 #include "serve/http_request.h"
 
+#include <algorithm>
 #include <array>
-#include <charconv>
 
 #include "util/ascii.h"
 #include "util/bytes.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -42,21 +43,11 @@ bool is_field_value(std::string_view s) {
   return true;
 }
 
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // Does the comma-separated list `value` hold `token` (case-insensitive)?
 bool list_has(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    size_t comma = value.find(',');
-    if (iequals(trim_ows(value.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
+  const std::vector<std::string_view> items = split(value, ',');
+  return std::any_of(items.begin(), items.end(),
+                     [&](std::string_view item) { return iequals(trim(item), token); });
 }
 
 ParsedHead fail(int status, std::string message) {
@@ -165,15 +156,11 @@ ParsedHead parse_request_head(std::string_view head) {
       return bad("bad header line");
     }
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = trim_ows(line.substr(colon + 1));
+    const std::string_view value = trim(line.substr(colon + 1));  // OWS: no CR or LF is left
     if (!is_field_value(value)) return bad("bad header value");
     if (iequals(name, "Content-Length")) {
-      uint64_t n = 0;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
-          (content_length && *content_length != n)) {
-        return bad("bad Content-Length");
-      }
+      const std::optional<uint64_t> n = parse_u64(value);
+      if (!n || (content_length && *content_length != *n)) return bad("bad Content-Length");
       content_length = n;
     } else if (iequals(name, "Transfer-Encoding")) {
       h.has_body = true;
