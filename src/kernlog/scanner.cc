@@ -56,9 +56,10 @@ std::vector<Keyword> keywords() {
       // it, so noise that holds the piece ("Port module event: module 1" from
       // mlx5, 138,000 times in the bench's mixed log) costs a compare, not a
       // decode of its line.
-      {"ymbol", 0, true},  // "Unknown symbol", "disagrees about version of symbol"
-      {"odule", 0,
-       true},  // "Module nvidia not found", "... unsigned module ...", "module verification"
+      // "Unknown symbol", "disagrees about version of symbol"
+      {"ymbol", 0, true},
+      // "Module nvidia not found", "... unsigned module ...", "module verification"
+      {"odule", 0, true},
       {"NVSwitch", 0},  // the fabric manager's NVSwitch lines
       // Shorter than their patterns' needles: vectorscan keys on a literal's
       // last bytes, and a literal that ends in a common word ("... system",
@@ -144,7 +145,8 @@ const Prefilter& prefilter() {
 
 struct ScanState {
   KernelLogScanner::Impl* impl;
-  const char* base;  // the whole text
+  const std::vector<std::vector<Confirm>>* confirm;  // Prefilter::confirm
+  const char* base;                                  // the whole text
   size_t size;
   size_t offset;  // of the chunk being scanned
   size_t done;    // lines before this offset are handled
@@ -315,7 +317,7 @@ int on_hit(unsigned id, unsigned long long, unsigned long long to, unsigned, voi
   auto* st = static_cast<ScanState*>(p);
   size_t end_of_hit = st->offset + static_cast<size_t>(to);
   if (end_of_hit <= st->done) return 0;  // this line is handled already
-  const std::vector<Confirm>& cs = prefilter().confirm[id];
+  const std::vector<Confirm>& cs = (*st->confirm)[id];
   if (!cs.empty() && !confirmed(cs, *st, end_of_hit)) return 0;
   const char* hit = st->base + end_of_hit - 1;
   const char* begin = hit;
@@ -374,7 +376,7 @@ void KernelLogScanner::add_text(std::string_view text) {
   if (impl_->scratch == nullptr && hs_alloc_scratch(pf.db, &impl_->scratch) != HS_SUCCESS) {
     impl_->scratch = nullptr;
   }
-  ScanState state{impl_.get(), text.data(), text.size(), 0, 0};
+  ScanState state{impl_.get(), &pf.confirm, text.data(), text.size(), 0, 0};
   // The previous block ended inside an AER group: its detail lines come first.
   state.done = impl_->feed_aer_details(text, 0);
   // hs_scan takes an unsigned length: scan in chunks that end at a newline,

@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "util/ascii.h"
+#include "util/dl.h"
 #include "util/time.h"
 
 namespace gd {
@@ -55,13 +56,8 @@ void disable_core_dumps() {
 
 LoadedLibrary load_library(const std::string& name) {
   LoadedLibrary lib;
-  dlerror();
-  lib.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib.handle == nullptr) {
-    const char* e = dlerror();
-    lib.error = e ? e : ("cannot load " + name);
-    return lib;
-  }
+  lib.handle = dl_open(name.c_str(), &lib.error);
+  if (lib.handle == nullptr) return lib;
   link_map* map = nullptr;
   std::string loaded = name;
   if (dlinfo(lib.handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&

@@ -208,7 +208,7 @@ Result<bool> follow_journal(const RootFs& fs, Feed* f, const OnEvent& on_event,
   auto opened = open_journal(fs, &jn);
   if (!opened) return Error{opened.error()};
   if (!add_journal_matches(fs, jn.j)) return Error{"journal: no kernel messages"};
-  // seek_tail then one step back: the next sd().sd_journal_next() is a new entry.
+  // seek_tail then one step back: the next sd_journal_next() is a new entry.
   sd().sd_journal_seek_tail(jn.j);
   sd().sd_journal_previous(jn.j);
   while (!stopped(stop)) {

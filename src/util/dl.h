@@ -1,7 +1,8 @@
 // Functions of an optional library, reached through dlopen/dlsym rather than
 // linked: the library is mapped only by the process and the moment that
 // needs it (OpenSSL for the exporter's TLS, serve/tls.cc; libsystemd for
-// the journal, probe/kernel_log_journal.cc). Declare the pointer with the
+// the journal, probe/kernel_log_journal.cc; NVML and CUDA in the probe
+// children, probe/hw_common.cc). Declare the pointer with the
 // library's own prototype, decltype(&::fn), so a call is type-checked.
 #pragma once
 
@@ -14,6 +15,7 @@ namespace gd {
 // dlopen(lib_name), symbols local and bound now; nullptr with `why` set to
 // dlerror's text when it cannot be loaded.
 inline void* dl_open(const char* lib_name, std::string* why) {
+  dlerror();  // an older error must not be taken for this one
   void* h = dlopen(lib_name, RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* e = dlerror();
