@@ -8,7 +8,11 @@
 //
 // Each line goes through parse_log_line; the whole input through
 // KernelLogScanner::add_text (the vectorscan fast path) and, line by line,
-// add_line; then finish with and without a window.
+// add_line; then finish with and without a window. The input is also read
+// as a big file is, in two parts (kernlog/candidates.h): the first in
+// blocks, the second by another finder, cut at a line the input picks; the
+// events must be the very same.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -17,6 +21,7 @@
 #include <tuple>
 
 #include "fuzz/invariants.h"
+#include "kernlog/candidates.h"
 #include "kernlog/kmsg.h"
 #include "kernlog/line.h"
 #include "kernlog/scanner.h"
@@ -67,6 +72,40 @@ std::map<Key, int> counts(const gd::KernelLogInfo& info) {
   return out;
 }
 
+// Everything of the events, in their order.
+std::string dump(const gd::KernelLogInfo& info) {
+  std::string out = std::to_string(info.bytes);
+  for (const gd::KernelEvent& e : info.events) {
+    out += "\n" + e.kind + "|" + e.type + "|" + std::to_string(e.code) + "|" + e.gpu + "|" +
+           std::to_string(e.count) + "|" + e.first + "|" + e.last + "|" + e.message + "|" + e.line;
+  }
+  return out;
+}
+
+// The start of the line after the n-th newline (n counted modulo the lines).
+size_t line_start(std::string_view s, size_t n) {
+  size_t lines = static_cast<size_t>(std::count(s.begin(), s.end(), '\n')) + 1;
+  size_t at = 0;
+  for (n %= lines; n > 0; --n) at = s.find('\n', at) + 1;
+  return at;
+}
+
+// The input in two parts, each in two pieces: the decoding scanner's own
+// and another finder's (a big file's part read on another thread).
+std::string in_parts(std::string_view input, int year, size_t cut, size_t piece) {
+  gd::KernelLogScanner s(year);
+  std::string_view first = input.substr(0, cut), second = input.substr(cut);
+  size_t a = line_start(first, piece), b = line_start(second, piece);
+  s.add_text(first.substr(0, a));
+  s.add_text(first.substr(a));
+  gd::CandidateFinder finder(s.text_offset());
+  finder.expect_continuation();
+  finder.add_text(second.substr(0, b));
+  finder.add_text(second.substr(b));
+  s.add_candidates(finder.take());
+  return dump(s.finish({}));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -96,6 +135,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The fast path parses only lines with a prefilter keyword: it must find
   // the same events as parsing every line (the keywords cover every pattern).
   GD_REQUIRE(fast_counts == line_counts);
+  if (size > 3) {
+    GD_REQUIRE(in_parts(input, year, line_start(input, data[2]), data[3]) == dump(text));
+  }
 
   // A window only drops occurrences: never more events, never a higher count.
   const double max_age_s = size > 1 ? data[1] * 60.0 : 3600;

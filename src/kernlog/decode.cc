@@ -165,6 +165,22 @@ size_t aer_error_index_end(std::string_view detail) {
   return i + 1;
 }
 
+// What an AER group's detail line says after its device: past the first
+// ": ", trimmed ("[ 0] RxErr", "device [10de:2684] error status/mask=...").
+std::string_view aer_detail_of(std::string_view t) {
+  size_t colon = t.find(": ");
+  return colon == std::string_view::npos ? "" : trim(t.substr(colon + 2));
+}
+
+}  // namespace
+
+bool may_be_aer_detail(std::string_view message) {
+  std::string_view detail = aer_detail_of(trim(message));
+  return aer_error_index_end(detail) > 0 || detail.starts_with("device [");
+}
+
+namespace {
+
 // Whether an AER group's "device [vvvv:dddd]" line (`ids` is what follows
 // "device [") names an NVIDIA function (vendor 10de, docs/nvidia-facts.md
 // §9) or comes from the PCIe port driver.
@@ -338,8 +354,7 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
   }
   if (aer_detail_expected && open_ && open_->event.kind == "aer") {
     std::string dev = line_device(t);
-    size_t colon = t.find(": ");
-    std::string_view detail = colon == std::string_view::npos ? "" : trim(t.substr(colon + 2));
+    std::string_view detail = aer_detail_of(t);
     if (size_t close = aer_error_index_end(detail); !dev.empty() && close > 0) {
       // "[ 0] RxErr  (First)": the error's name.
       std::string_view name = trim(detail.substr(close));

@@ -47,14 +47,23 @@ class KernelMessageDecoder {
   // True right after a line of an AER group: the next line may be one of its
   // detail lines ("nvidia 0000:01:00.0:    [ 0] RxErr"), which carry no
   // keyword of the scanner's prefilter, so the scanner feeds the lines after
-  // such a group until this turns false (kernlog/scanner.cc).
+  // such a group until this turns false (kernlog/candidates.h).
   bool wants_aer_detail() const { return aer_details_; }
+  // Lines the scanner passed over came next: no detail line among them, or
+  // it would not have, so the group takes no more.
+  void passed_over_lines() { aer_details_ = false; }
 
  private:
   std::optional<DecodedEvent> open_;  // a multi-line event still collecting lines
   bool aer_details_ = false;          // the last line fed belongs to open_'s AER group
   std::map<std::string, std::string> uuids_;
 };
+
+// Whether a message has the form of an AER group's detail line ("nvidia
+// 0000:01:00.0:    [ 0] RxErr", "...: device [10de:2684] error status/mask=
+// ..."): the decoder takes no other line as one, so the lines of a group
+// end at the first line without this form.
+bool may_be_aer_detail(std::string_view message);
 
 // The numbers inside a decoded event's message, for the checks that explain it.
 // "RmInitAdapter failed! (0x62:0x40:2168)": the init stage and the NV_STATUS

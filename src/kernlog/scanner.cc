@@ -1,7 +1,5 @@
 #include "kernlog/scanner.h"
 
-#include <hs.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -10,149 +8,11 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "catalog/nvrm.h"
 #include "kernlog/line.h"
 
 namespace gd {
 
 namespace {
-
-// Every line the decoder can use contains one of these base keywords, or a
-// literal of the pattern table (catalog/nvrm.cc) that holds none of them;
-// those are added from the table so the two cannot drift apart. Few literals
-// keep vectorscan on its fastest engine: one pass over the buffer finds the
-// hits, and only the lines around a hit are parsed.
-//
-// "nvidia" is no keyword: nvidia-modeset, nvidia-drm, nvidia-persistenced
-// and nvlink chatter say it on every line, and the lines the decoder needs
-// that say it name something else too (the driver's "NVRM", "Bus Error",
-// "AER:", "SXid", a pattern's literal). The one exception, an AER group's
-// error names ("nvidia 0000:01:00.0:    [ 0] RxErr"), follows its group's
-// "Bus Error" line directly: on_hit feeds the lines after a group while the
-// decoder asks for them (KernelMessageDecoder::wants_aer_detail).
-struct Keyword {
-  std::string literal;
-  unsigned flags;
-  // A stand-in: a piece of several pattern literals (which would otherwise be
-  // keywords one by one), confirmed at each hit (Confirm below).
-  bool stand_in = false;
-};
-
-bool contains_keyword(std::string_view s, const std::vector<Keyword>& base) {
-  return std::any_of(base.begin(), base.end(),
-                     [&](const Keyword& k) { return s.find(k.literal) != std::string_view::npos; });
-}
-
-std::vector<Keyword> keywords() {
-  std::vector<Keyword> k = {
-      {"NVRM", 0},       // the driver's own lines, Xid
-      {"AER:", 0},       // PCIe AER
-      {"Bus Error", 0},  // PCIe AER detail, on the port or the device
-      {"Xid", 0},        // SXid
-      // Each stand-in is a piece of several of the pattern table's literals,
-      // which would otherwise be keywords one by one: vectorscan scans with up
-      // to about 15 literals at 6-10 GB/s, with 25 at 3 (bench/README.md,
-      // logs_scan). A hit counts only where one of those literals surrounds
-      // it, so noise that holds the piece ("Port module event: module 1" from
-      // mlx5, 138,000 times in the bench's mixed log) costs a compare, not a
-      // decode of its line.
-      // "Unknown symbol", "disagrees about version of symbol"
-      {"ymbol", 0, true},
-      // "Module nvidia not found", "... unsigned module ...", "module verification"
-      {"odule", 0, true},
-      {"NVSwitch", 0},  // the fabric manager's NVSwitch lines
-      // Shorter than their patterns' needles: vectorscan keys on a literal's
-      // last bytes, and a literal that ends in a common word ("... system",
-      // "... driver version", "... by service") makes it check the text at
-      // every such word. "Detected Pre-NVL5 system" alone took the scan of
-      // the bench's journald log from 13 to 3.9 GB/s; "Pre-NVL5" left it at 13.
-      {"Loaded the UVM", 0, true},             // "Loaded the UVM driver"
-      {"could not insert 'nvidia'", 0, true},  // "...: Key was rejected by service"
-      {"Pre-NVL5", 0, true},                   // "Detected Pre-NVL5 system"
-      {"don't match", 0, true},                // "... don't match with driver version"
-  };
-  const std::vector<Keyword> base = k;
-  for (const LogPattern& p : log_patterns()) {
-    if (contains_keyword(p.prefix, base) || contains_keyword(p.needle, base)) continue;
-    std::string lit = *p.needle ? p.needle : p.prefix;
-    bool known =
-        std::any_of(k.begin(), k.end(), [&](const Keyword& w) { return w.literal == lit; });
-    if (!lit.empty() && !known) k.push_back({lit, 0});
-  }
-  return k;
-}
-
-// A pattern literal that holds a stand-in keyword, and where: the hit (the
-// keyword's end) confirms when the literal's bytes lie around it.
-struct Confirm {
-  std::string literal;
-  size_t keyword_end;  // in the literal
-};
-
-// The pattern literals (needle, or prefix without one) that hold `keyword`,
-// at each place they hold it.
-std::vector<Confirm> confirms_of(const std::string& keyword) {
-  std::vector<Confirm> out;
-  for (const LogPattern& p : log_patterns()) {
-    std::string lit = *p.needle ? p.needle : p.prefix;
-    for (size_t at = lit.find(keyword); at != std::string::npos; at = lit.find(keyword, at + 1)) {
-      Confirm c{lit, at + keyword.size()};
-      bool known = std::any_of(out.begin(), out.end(), [&](const Confirm& o) {
-        return o.literal == c.literal && o.keyword_end == c.keyword_end;
-      });
-      if (!known) out.push_back(std::move(c));
-    }
-  }
-  return out;
-}
-
-struct Prefilter {
-  hs_database_t* db = nullptr;
-  std::string error;
-  std::vector<std::vector<Confirm>> confirm;  // by keyword id; empty: every hit counts
-};
-
-const Prefilter& prefilter() {
-  static const Prefilter p = [] {
-    Prefilter out;
-    std::vector<std::string> escaped;
-    std::vector<const char*> patterns;
-    std::vector<unsigned> flags, ids;
-    for (const Keyword& k : keywords()) {
-      out.confirm.push_back(k.stand_in ? confirms_of(k.literal) : std::vector<Confirm>{});
-      std::string e;
-      for (char c : k.literal) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) e += '\\';
-        e += c;
-      }
-      escaped.push_back(e);
-      flags.push_back(k.flags);
-      ids.push_back(static_cast<unsigned>(ids.size()));
-    }
-    for (const auto& e : escaped) patterns.push_back(e.c_str());
-    hs_compile_error_t* err = nullptr;
-    if (hs_compile_multi(patterns.data(), flags.data(), ids.data(),
-                         static_cast<unsigned>(patterns.size()), HS_MODE_BLOCK, nullptr, &out.db,
-                         &err) != HS_SUCCESS) {
-      out.error = err ? err->message : "hs_compile_multi failed";
-      hs_free_compile_error(err);
-      out.db = nullptr;
-    }
-    return out;
-  }();
-  return p;
-}
-
-struct ScanState {
-  KernelLogScanner::Impl* impl;
-  const std::vector<std::vector<Confirm>>* confirm;  // Prefilter::confirm
-  const char* base;                                  // the whole text
-  size_t size;
-  size_t offset;  // of the chunk being scanned
-  size_t done;    // lines before this offset are handled
-};
-
-int on_hit(unsigned, unsigned long long, unsigned long long to, unsigned, void* p);
 
 // "[  811.239125]", as dmesg prints the time since boot.
 std::string dmesg_stamp(double boot_s) {
@@ -238,7 +98,8 @@ struct KernelLogScanner::Impl {
     }
     return age && *age > *window_max_age_s;
   }
-  hs_scratch_t* scratch = nullptr;
+  CandidateFinder finder;  // for add_text
+  uint64_t fed_end = 0;    // the text up to here was fed to the decoder (or passed over)
 
   void absorb() {
     for (DecodedEvent& d : decoded) {
@@ -277,17 +138,19 @@ struct KernelLogScanner::Impl {
     decoded.clear();
   }
 
-  // Feeds the lines of `text` from `from` on while the decoder asks for an
-  // AER group's detail lines (they hold no keyword), the line that ends the
-  // group included. Returns where the first line not fed starts.
-  size_t feed_aer_details(std::string_view text, size_t from) {
-    while (decoder.wants_aer_detail() && from < text.size()) {
-      size_t nl = text.find('\n', from);
-      if (nl == std::string_view::npos) nl = text.size();
-      line(text.substr(from, nl - from));
-      from = nl + 1;
+  // Feeds the candidates the decoder takes: every hit line, and a detail
+  // candidate while an AER group asks for it and the line follows the last
+  // one fed, as the text has them. A line fed already (found twice) is not
+  // fed again.
+  void feed(const CandidateLines& found) {
+    for (const CandidateLines::Line& l : found.lines) {
+      if (l.offset < fed_end) continue;
+      const bool next = l.offset == fed_end;
+      if (!l.hit && !(next && decoder.wants_aer_detail())) continue;
+      if (!next) decoder.passed_over_lines();
+      line(found.line(l));
+      fed_end = l.offset + l.size + 1;
     }
-    return from;
   }
 
   void line(std::string_view raw) {
@@ -300,49 +163,18 @@ struct KernelLogScanner::Impl {
   }
 };
 
-namespace {
-
-// Does one of `cs` lie around a stand-in's hit ending at `end_of_hit`?
-bool confirmed(const std::vector<Confirm>& cs, const ScanState& st, size_t end_of_hit) {
-  return std::any_of(cs.begin(), cs.end(), [&](const Confirm& c) {
-    if (end_of_hit < c.keyword_end) return false;
-    size_t start = end_of_hit - c.keyword_end;
-    return start + c.literal.size() <= st.size &&
-           std::memcmp(st.base + start, c.literal.data(), c.literal.size()) == 0;
-  });
-}
-
-// A keyword ends at `to`: hand its whole line to the decoder, once.
-int on_hit(unsigned id, unsigned long long, unsigned long long to, unsigned, void* p) {
-  auto* st = static_cast<ScanState*>(p);
-  size_t end_of_hit = st->offset + static_cast<size_t>(to);
-  if (end_of_hit <= st->done) return 0;  // this line is handled already
-  const std::vector<Confirm>& cs = (*st->confirm)[id];
-  if (!cs.empty() && !confirmed(cs, *st, end_of_hit)) return 0;
-  const char* hit = st->base + end_of_hit - 1;
-  const char* begin = hit;
-  while (begin > st->base + st->done && begin[-1] != '\n') --begin;
-  const char* end = static_cast<const char*>(std::memchr(hit, '\n', st->base + st->size - hit));
-  if (end == nullptr) end = st->base + st->size;
-  st->impl->line(std::string_view(begin, static_cast<size_t>(end - begin)));
-  st->done = st->impl->feed_aer_details(std::string_view(st->base, st->size),
-                                        static_cast<size_t>(end - st->base) + 1);
-  return 0;
-}
-
-}  // namespace
-
 KernelLogScanner::KernelLogScanner(int year) : impl_(std::make_unique<Impl>()) {
   impl_->year = year;
 }
 
-KernelLogScanner::~KernelLogScanner() {
-  if (impl_->scratch) hs_free_scratch(impl_->scratch);
-}
+KernelLogScanner::~KernelLogScanner() = default;
 
 void KernelLogScanner::add_line(std::string_view line) {
-  impl_->bytes += line.size() + 1;
-  impl_->line(line);
+  Impl& s = *impl_;
+  s.bytes += line.size() + 1;
+  if (s.fed_end != s.finder.offset()) s.decoder.passed_over_lines();
+  s.line(line);
+  s.fed_end = s.finder.offset();  // the next text follows this line
 }
 
 void KernelLogScanner::add_record(const KmsgRecord& r) {
@@ -361,38 +193,26 @@ void KernelLogScanner::add_record(const KmsgRecord& r) {
 }
 
 void KernelLogScanner::add_text(std::string_view text) {
-  impl_->bytes += text.size();
-  const Prefilter& pf = prefilter();
-  if (pf.db == nullptr) {  // cannot happen with fixed literals; stay correct anyway
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t nl = text.find('\n', start);
-      if (nl == std::string_view::npos) nl = text.size();
-      impl_->line(text.substr(start, nl - start));
-      start = nl + 1;
-    }
-    return;
+  Impl& s = *impl_;
+  s.bytes += text.size();
+  // An AER group whose last line ends where this text starts (the previous
+  // block's last line; add_line) may go on in its first lines.
+  if (s.decoder.wants_aer_detail() && s.fed_end == s.finder.offset()) {
+    s.finder.expect_continuation();
   }
-  if (impl_->scratch == nullptr && hs_alloc_scratch(pf.db, &impl_->scratch) != HS_SUCCESS) {
-    impl_->scratch = nullptr;
-  }
-  ScanState state{impl_.get(), &pf.confirm, text.data(), text.size(), 0, 0};
-  // The previous block ended inside an AER group: its detail lines come first.
-  state.done = impl_->feed_aer_details(text, 0);
-  // hs_scan takes an unsigned length: scan in chunks that end at a newline,
-  // so no keyword straddles two chunks.
-  constexpr size_t kChunk = size_t{1} << 30;
-  while (state.offset < text.size()) {
-    size_t len = std::min(kChunk, text.size() - state.offset);
-    if (state.offset + len < text.size()) {
-      size_t nl = text.rfind('\n', state.offset + len);
-      if (nl != std::string_view::npos && nl > state.offset) len = nl + 1 - state.offset;
-    }
-    hs_scan(pf.db, text.data() + state.offset, static_cast<unsigned>(len), 0, impl_->scratch,
-            on_hit, &state);
-    state.offset += len;
-  }
+  s.finder.add_text(text);
+  s.feed(s.finder.found());
+  s.finder.clear();
 }
+
+void KernelLogScanner::add_candidates(const CandidateLines& found) {
+  Impl& s = *impl_;
+  s.bytes += found.end - found.begin;
+  s.feed(found);
+  s.finder.skip_to(found.end);
+}
+
+uint64_t KernelLogScanner::text_offset() const { return impl_->finder.offset(); }
 
 void KernelLogScanner::set_window(const ScanReference& ref, std::optional<double> max_age_s) {
   impl_->window_ref = ref;

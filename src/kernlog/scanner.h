@@ -1,7 +1,6 @@
 // Scans kernel-log text or kmsg records for NVIDIA-related events and folds
-// repeats. The text fast path finds candidate lines with one vectorscan
-// literal scan over the buffer, so unrelated kernel noise costs almost
-// nothing (bench/logs_scan.py).
+// repeats. Text goes through the fast path of kernlog/candidates.h: only the
+// lines a keyword scan finds are decoded.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernlog/candidates.h"
 #include "kernlog/decode.h"
 #include "kernlog/kmsg.h"
 #include "snapshot/snapshot.h"
@@ -36,6 +36,12 @@ class KernelLogScanner {
 
   // A whole buffer of lines in any form of kernlog/line.h (mixed is fine).
   void add_text(std::string_view text);
+  // The candidate lines another finder found in the text that follows what
+  // was added before (kernlog/candidates.h): a part of a big file scanned on
+  // another thread. The next add_text continues after found.end.
+  void add_candidates(const CandidateLines& found);
+  // Where the next add_text starts in the text given so far.
+  uint64_t text_offset() const;
   // One line (no newline).
   void add_line(std::string_view line);
   // One /dev/kmsg record.

@@ -2,7 +2,7 @@
 // kernel_log.cc reads and probes, kernel_log_kmsg.cc reads /dev/kmsg,
 // kernel_log_journal.cc the systemd journal (all of libsystemd),
 // kernel_log_text.cc text files (kern.log, logs --from), kernel_log_follow.cc
-// follows them (--follow). Not for use outside those files.
+// follows them (--follow). Not for use outside those files and their tests.
 #pragma once
 
 #include <unistd.h>
@@ -101,6 +101,12 @@ struct Feed {
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(0, nl + 1);
     }
   }
+  // Candidate lines found on another thread, in the text's order
+  // (kernel_log_text.cc's parts); last_line is the caller's to set.
+  void candidates(const CandidateLines& found) {
+    bytes += found.end - found.begin;
+    scanner.add_candidates(found);
+  }
   bool full() const { return stats.records + stats.garbled_records >= kMaxRecords; }
 };
 
@@ -125,7 +131,14 @@ Result<bool> follow_journal(const RootFs& fs, Feed* f, const OnEvent& on_event,
 
 // --- text files (kernel_log_text.cc) ---------------------------------------------
 
-std::string feed_text_fd(int fd, bool from_last_boot, Feed* f);
+// How a big regular file is split into parts read on several CPUs
+// (kernel_log_text.cc); tests make the parts small.
+struct PartPolicy {
+  uint64_t min_part_bytes = 32 << 20;  // a file of less than two is read in one part
+  size_t held_bytes = 8 << 20;         // of candidate text a part's thread holds at most
+  size_t cpus = 0;                     // at most one part each; 0: those this process may use
+};
+std::string feed_text_fd(int fd, bool from_last_boot, Feed* f, const PartPolicy& parts = {});
 Result<Fd> open_user_file(const std::string& file);
 // The last line of a regular file that is not blank, trimmed, at most 4096
 // bytes (Feed::last_line), read from its end; "" when none.

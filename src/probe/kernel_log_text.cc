@@ -10,10 +10,16 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
 
+#include "kernlog/candidates.h"
 #include "probe/kernel_log.h"
 #include "probe/kernel_log_source.h"
+#include "util/cpus.h"
 #include "util/text.h"
 #include "util/time.h"
 
@@ -31,11 +37,13 @@ constexpr size_t kChunkBytes = 128 << 10;
 // A line longer than this is passed on in pieces rather than held whole.
 constexpr size_t kMaxLineBytes = 4 << 20;
 
-// Reads fd from its current position to the end, handing fn blocks of whole
-// lines (the last one may lack its newline) and the block's offset from
-// where reading began. A file that shrinks meanwhile just ends early. "" or
-// the read error.
-std::string for_each_block(int fd, const std::function<void(std::string_view, uint64_t)>& fn) {
+// Reads through read_some (read() semantics) to the end, handing fn blocks
+// of whole lines (the last one may lack its newline) and the block's offset
+// from where reading began, until fn returns false. A file that shrinks
+// meanwhile just ends early. "" or the read error.
+using ReadSome = std::function<ssize_t(char*, size_t)>;
+std::string for_each_block(const ReadSome& read_some,
+                           const std::function<bool(std::string_view, uint64_t)>& fn) {
   // Not zeroed: read() fills what is used, and untouched pages of the line
   // headroom cost nothing (zeroing all 5 MiB faulted in every page first).
   const size_t capacity = kChunkBytes + kMaxLineBytes;
@@ -44,7 +52,7 @@ std::string for_each_block(int fd, const std::function<void(std::string_view, ui
   uint64_t consumed = 0;
   for (;;) {
     size_t room = std::min(kChunkBytes, capacity - held);
-    ssize_t n = ::read(fd, buf.get() + held, room);
+    ssize_t n = read_some(buf.get() + held, room);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno_text(errno);
@@ -56,13 +64,146 @@ std::string for_each_block(int fd, const std::function<void(std::string_view, ui
     size_t cut = nl != std::string_view::npos ? nl + 1 : (end >= kMaxLineBytes ? end : 0);
     held = end;
     if (cut == 0) continue;
-    fn(view.substr(0, cut), consumed);
+    if (!fn(view.substr(0, cut), consumed)) return "";
     consumed += cut;
     std::memmove(buf.get(), buf.get() + cut, end - cut);
     held = end - cut;
   }
   if (held > 0) fn(std::string_view(buf.get(), held), consumed);
   return "";
+}
+
+ReadSome read_from(int fd) {
+  return [fd](char* buf, size_t n) { return ::read(fd, buf, n); };
+}
+
+// Reads [*pos, end) of fd with pread, advancing *pos.
+ReadSome pread_range(int fd, uint64_t* pos, uint64_t end) {
+  return [fd, pos, end](char* buf, size_t n) -> ssize_t {
+    if (*pos >= end) return 0;
+    n = static_cast<size_t>(std::min<uint64_t>(n, end - *pos));
+    ssize_t got = ::pread(fd, buf, n, static_cast<off_t>(*pos));
+    if (got > 0) *pos += static_cast<uint64_t>(got);
+    return got;
+  };
+}
+
+// --- a big file in parts ---------------------------------------------------------------
+
+// A regular file of at least two PartPolicy::min_part_bytes is read in
+// parts, each on its own CPU: read()'s copy and the keyword scan both speed
+// up on two CPUs, where a reader thread that fed one scanner gained nothing
+// (the scanner then reads what another CPU wrote; bench/logs_scan.txt). The
+// calling thread reads and decodes the first part; the others only find
+// candidate lines (kernlog/candidates.h), which it then decodes in order.
+// A part's finder holds at most PartPolicy::held_bytes of candidate text;
+// one that finds more (a log of NVIDIA lines alone) stops there, and the
+// calling thread reads the rest of that part in order: memory stays bounded.
+constexpr size_t kMaxParts = 8;
+
+struct Part {
+  explicit Part(uint64_t from) : begin(from), covered(from) {}
+  uint64_t begin;
+  uint64_t end = UINT64_MAX;  // UINT64_MAX for the last one: to the end of the file
+  uint64_t covered;           // found covers [begin, covered)
+  CandidateLines found;
+};
+
+// Finds the candidate lines of a part; `base` is where the part starts in
+// the text the scanner was given.
+void find_in_part(int fd, uint64_t base, size_t held_bytes, Part* p) {
+  try {
+    CandidateFinder finder(base);
+    finder.expect_continuation();  // an AER group from the part before may go on
+    uint64_t pos = p->begin;
+    // A read error just ends the part early: the calling thread reads the
+    // rest in order and meets (and reports) it again.
+    for_each_block(pread_range(fd, &pos, p->end), [&](std::string_view block, uint64_t) {
+      finder.add_text(block);
+      return finder.found().text.size() < held_bytes;
+    });
+    p->covered = p->begin + (finder.offset() - base);
+    p->found = finder.take();
+  } catch (const std::exception&) {  // out of memory, say: the calling thread reads it all
+    p->covered = p->begin;
+    p->found = CandidateLines{};
+  }
+}
+
+// Where the first line that starts at or after `at` starts; nullopt when no
+// line starts within kMaxLineBytes of it.
+std::optional<uint64_t> next_line_start(int fd, uint64_t at) {
+  char buf[64 << 10];
+  for (uint64_t pos = at; pos < at + kMaxLineBytes;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(pos));
+    if (n <= 0) return std::nullopt;
+    const void* nl = std::memchr(buf, '\n', static_cast<size_t>(n));
+    if (nl != nullptr) return pos + static_cast<uint64_t>(static_cast<const char*>(nl) - buf) + 1;
+    pos += static_cast<uint64_t>(n);
+  }
+  return std::nullopt;
+}
+
+// The parts of [start, size) of a file, split at line starts; one part when
+// it is too small to split.
+std::vector<Part> split_parts(int fd, uint64_t start, uint64_t size, size_t cpus,
+                              uint64_t min_part_bytes) {
+  size_t n = std::min({cpus, kMaxParts, static_cast<size_t>((size - start) / min_part_bytes)});
+  std::vector<Part> parts{Part(start)};
+  for (size_t k = 1; k < n; ++k) {
+    auto at = next_line_start(fd, start + (size - start) * k / n);
+    if (!at || *at <= parts.back().begin || *at >= size) continue;
+    parts.back().end = *at;
+    parts.emplace_back(*at);
+  }
+  return parts;
+}
+
+// Feeds fd from `start` to its end to f in parts, when it is a regular file
+// big enough to split and more than one CPU is ours; nullopt: not split (read
+// it in order). Else "" or the read error.
+std::optional<std::string> feed_in_parts(int fd, uint64_t start, Feed* f,
+                                         const PartPolicy& policy) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  auto size = static_cast<uint64_t>(st.st_size);
+  const uint64_t min_part = std::max<uint64_t>(policy.min_part_bytes, 1);
+  if (size < start + 2 * min_part) return std::nullopt;
+  size_t cpus = policy.cpus;
+  if (cpus == 0) {
+    auto allowed = allowed_cpus();
+    cpus = allowed ? allowed->size() : 1;
+  }
+  std::vector<Part> parts = split_parts(fd, start, size, cpus, min_part);
+  if (parts.size() < 2) return std::nullopt;
+
+  const uint64_t base = f->scanner.text_offset();
+  // jthread: joined on every way out, an exception on this thread included.
+  std::vector<std::jthread> threads(parts.size());
+  for (size_t k = 1; k < parts.size(); ++k) {
+    try {
+      threads[k] = std::jthread(find_in_part, fd, base + (parts[k].begin - start),
+                                policy.held_bytes, &parts[k]);
+    } catch (const std::system_error&) {  // no thread: this one reads that part in order
+      parts[k].covered = parts[k].begin;
+    }
+  }
+  auto feed_range = [&](uint64_t from, uint64_t to) {
+    uint64_t pos = from;
+    return for_each_block(pread_range(fd, &pos, to), [&](std::string_view block, uint64_t) {
+      f->text(block);
+      return true;
+    });
+  };
+  std::string err = feed_range(parts[0].begin, parts[0].end);
+  for (size_t k = 1; k < parts.size(); ++k) {
+    if (threads[k].joinable()) threads[k].join();
+    if (!err.empty()) continue;
+    f->candidates(parts[k].found);
+    if (parts[k].covered < parts[k].end) err = feed_range(parts[k].covered, parts[k].end);
+  }
+  if (err.empty()) f->last_line = last_line_of(fd);
+  return err;
 }
 
 }  // namespace
@@ -72,21 +213,29 @@ std::string for_each_block(int fd, const std::function<void(std::string_view, ui
 // Feeds the text of fd to the scanner; from_last_boot: only from the last
 // kernel "Linux version" banner on (kern.log holds several boots). "" or the
 // read error.
-std::string feed_text_fd(int fd, bool from_last_boot, Feed* f) {
+std::string feed_text_fd(int fd, bool from_last_boot, Feed* f, const PartPolicy& parts) {
   if (from_last_boot) {
     off_t at = ::lseek(fd, 0, SEEK_CUR);
     if (at >= 0) {
       // A file: find the last boot in a first pass, then read from there.
       uint64_t start = 0;
-      std::string err = for_each_block(fd, [&](std::string_view block, uint64_t off) {
+      std::string err = for_each_block(read_from(fd), [&](std::string_view block, uint64_t off) {
         size_t b = last_boot_offset(block);
         if (b != std::string_view::npos) start = off + b;
+        return true;
       });
       if (!err.empty()) return err;
       if (::lseek(fd, at + static_cast<off_t>(start), SEEK_SET) < 0) return errno_text(errno);
     }
   }
-  return for_each_block(fd, [&](std::string_view block, uint64_t) { f->text(block); });
+  off_t at = ::lseek(fd, 0, SEEK_CUR);
+  if (at >= 0) {
+    if (auto done = feed_in_parts(fd, static_cast<uint64_t>(at), f, parts)) return *done;
+  }
+  return for_each_block(read_from(fd), [&](std::string_view block, uint64_t) {
+    f->text(block);
+    return true;
+  });
 }
 
 // Opens a file the user named: a regular file or a pipe (a FIFO with no
