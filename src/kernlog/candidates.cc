@@ -154,7 +154,9 @@ constexpr int kAnyYear = 1970;
 }  // namespace
 
 struct CandidateFinder::Impl {
-  const Prefilter& pf = prefilter();
+  // Taken on the first text: a scanner that reads kmsg records only never
+  // compiles the prefilter.
+  const Prefilter* pf = nullptr;
   hs_scratch_t* scratch = nullptr;
   uint64_t offset = 0;       // of the next piece in the whole text
   uint64_t captured_to = 0;  // the lines kept end here (in the whole text)
@@ -229,9 +231,9 @@ namespace {
 int on_hit(unsigned id, unsigned long long, unsigned long long to, unsigned, void* p) {
   auto* f = static_cast<CandidateFinder::Impl*>(p);
   size_t end = f->chunk + static_cast<size_t>(to);
-  const std::vector<Confirm>& cs = f->pf.confirm[id];
+  const std::vector<Confirm>& cs = f->pf->confirm[id];
   if (!cs.empty() && !f->confirmed(cs, end)) return 0;
-  f->hit(end - 1, f->pf.opens_aer[id]);
+  f->hit(end - 1, f->pf->opens_aer[id]);
   return 0;
 }
 
@@ -240,9 +242,6 @@ int on_hit(unsigned id, unsigned long long, unsigned long long to, unsigned, voi
 CandidateFinder::CandidateFinder(uint64_t offset) : impl_(std::make_unique<Impl>()) {
   impl_->offset = impl_->captured_to = offset;
   impl_->out.begin = impl_->out.end = offset;
-  if (impl_->pf.db != nullptr && hs_alloc_scratch(impl_->pf.db, &impl_->scratch) != HS_SUCCESS) {
-    impl_->scratch = nullptr;
-  }
 }
 
 CandidateFinder::~CandidateFinder() {
@@ -251,6 +250,12 @@ CandidateFinder::~CandidateFinder() {
 
 void CandidateFinder::add_text(std::string_view text) {
   Impl& f = *impl_;
+  if (f.pf == nullptr) {
+    f.pf = &prefilter();
+    if (f.pf->db != nullptr && hs_alloc_scratch(f.pf->db, &f.scratch) != HS_SUCCESS) {
+      f.scratch = nullptr;
+    }
+  }
   f.text = text;
   f.chunk = 0;
   if (f.pending > 0) {
@@ -275,7 +280,8 @@ void CandidateFinder::add_text(std::string_view text) {
         size_t nl = text.rfind('\n', f.chunk + len);
         if (nl != std::string_view::npos && nl > f.chunk) len = nl + 1 - f.chunk;
       }
-      hs_scan(f.pf.db, text.data() + f.chunk, static_cast<unsigned>(len), 0, f.scratch, on_hit, &f);
+      hs_scan(f.pf->db, text.data() + f.chunk, static_cast<unsigned>(len), 0, f.scratch, on_hit,
+              &f);
       f.chunk += len;
     }
   }

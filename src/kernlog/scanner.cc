@@ -1,11 +1,9 @@
 #include "kernlog/scanner.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstring>
+#include <cstdio>
 #include <deque>
-#include <mutex>
 #include <unordered_map>
 
 #include "kernlog/line.h"
