@@ -117,6 +117,26 @@ const std::vector<LogPattern> kPatterns = {
   {"nvswitch", "opened", "nvidia-nvswitch", ": open (major=",
    "an NVSwitch device was opened (by the fabric manager)", ""},
 
+  // --- NVLink discovery (GPU driver) ---
+  // kernel_nvlink_gh100.c and kernel_nvlink.c of open-gpu-kernel-modules; seen
+  // in the field: "NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's
+  // postRxDetLinkMask failed!" (github.com/leptonai/gpud/pull/1271).
+  {"nvlink", "discovery-failed", "NVRM: ", "postRxDetLinkMask failed",
+   "NVLink discovery failed: the driver could not read a peer GPU's detected NVLink links, so "
+   "NVLink to it is not set up", ""},
+  {"nvlink", "discovery-failed", "NVRM: ", "Failed to update Rx Detect Link mask",
+   "NVLink discovery failed: the driver could not update the GPU's detected NVLink links", ""},
+
+  // --- nvidia-peermem (GPUDirect RDMA) ---
+  // "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid
+  // context, skipping further processing": NVIDIA in
+  // github.com/Mellanox/nv_peer_memory/issues/120: "That diagnostic is
+  // harmless", fixed in R560 and newer.
+  {"peermem", "invalid-context", "nvidia-peermem nv_get_p2p_free_callback",
+   "detected invalid context",
+   "nvidia-peermem met a freed GPU memory context: harmless (NVIDIA), and gone from driver R560 "
+   "on", ""},
+
   // --- module signing / Secure Boot ---
   {"module-signature", "rejected", "Lockdown: ", "unsigned module loading is restricted",
    "Secure Boot lockdown refused an unsigned module", "driver.module-load-failed"},

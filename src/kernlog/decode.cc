@@ -109,26 +109,78 @@ std::optional<KernelEvent> parse_xid(std::string_view t, std::string_view raw) {
 }
 
 // nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error
-std::optional<KernelEvent> parse_sxid(std::string_view t, std::string_view raw) {
+// One SXid line (common_nvswitch.h NVSWITCH_PRINT_SXID, the formats of
+// intr_*.c, error_nvswitch.c, soe_*.c and therm_*.c in open-gpu-kernel-modules
+// src/common/nvswitch/kernel):
+//   nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV
+//   error (First) nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack
+//   timeout error (First) nvidia-nvswitch0: SXid (PCI:0004:00:00.0): 26006, SOE HALTED          (no
+//   severity word) nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Severity 0 Engine instance 44
+//   Sub-engine instance 00 nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Data {0x0000002b, ...}
+struct SxidLine {
+  enum Form { kEvent, kSeverity, kData } form = kEvent;
+  KernelEvent event;     // kEvent
+  std::string severity;  // kSeverity: "severity 0, engine instance 44"
+};
+
+// "Link 32 rest" -> 32 and "rest"; -1 when the text names no link.
+int take_link(std::string_view* s) {
+  if (!s->starts_with("Link ")) return -1;
+  std::string_view r = s->substr(5);
+  size_t sp = r.find(' ');
+  int link = parse_int(r.substr(0, sp));
+  if (link < 0) return -1;
+  *s = sp == std::string_view::npos ? std::string_view() : trim(r.substr(sp + 1));
+  return link;
+}
+
+// t: past "SXid (" ; device: "nvswitch3".
+std::optional<SxidLine> parse_sxid(std::string_view t, std::string_view device,
+                                   std::string_view raw) {
   if (t.starts_with("PCI:")) t.remove_prefix(4);
   size_t n = pci_address_length(t);
   if (n == 0 || t.substr(n, 3) != "): ") return std::nullopt;
-  KernelEvent e = make_event("sxid", "", raw);
+  SxidLine out;
+  KernelEvent& e = out.event;
+  e = make_event("sxid", "", raw);
   e.gpu = normalize_pci_address(t.substr(0, n));
+  e.device = std::string(device.substr(0, 32));
   std::string_view rest = t.substr(n + 3);
   size_t comma = rest.find(',');
   e.code = parse_int(trim(rest.substr(0, comma)));
   if (e.code < 0) return std::nullopt;
   rest = comma == std::string_view::npos ? std::string_view() : trim(rest.substr(comma + 1));
-  size_t comma2 = rest.find(',');
-  std::string_view sev = trim(rest.substr(0, comma2));
-  e.type = sev.starts_with("Fatal") ? "fatal" : sev.starts_with("Non-fatal") ? "non-fatal" : "";
-  // "SXid (PCI:...): 12028, Data {0x0, ...}": the register dump that follows
-  // an SXid, not an event of its own.
-  if (e.type.empty()) return std::nullopt;
-  rest = comma2 == std::string_view::npos ? std::string_view() : trim(rest.substr(comma2 + 1));
+  // The register dump and the engine line that follow an SXid's own line.
+  if (rest.starts_with("Data {")) {
+    out.form = SxidLine::kData;
+    return out;
+  }
+  if (rest.starts_with("Severity ")) {
+    std::string_view d = rest.substr(9);
+    size_t sp = d.find(' ');
+    out.form = SxidLine::kSeverity;
+    out.severity = "severity " + std::string(d.substr(0, sp));
+    if (size_t inst = d.find("Engine instance "); inst != std::string_view::npos) {
+      std::string_view i = d.substr(inst + 16);
+      out.severity += ", engine instance " + std::string(i.substr(0, i.find(' ')));
+    }
+    return out;
+  }
+  // The driver's word: Fatal, Non-fatal or Correctable; SOE, thermal and a
+  // few other lines print none.
+  for (auto [word, type] : {std::pair{"Fatal,", "fatal"}, std::pair{"Non-fatal,", "non-fatal"},
+                            std::pair{"Correctable,", "correctable"}}) {
+    if (rest.starts_with(word)) {
+      e.type = type;
+      rest = trim(rest.substr(std::string_view(word).size()));
+      break;
+    }
+  }
+  if (e.type.empty()) e.type = "unstated";
+  e.link = take_link(&rest);
+  if (rest.ends_with(" (First)")) rest.remove_suffix(8);  // the first of a burst
   e.message = std::string(rest.substr(0, kMaxMessage));
-  return e;
+  return out;
 }
 
 const char* aer_severity(std::string_view t) {
@@ -266,7 +318,10 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
   if (t.starts_with("NVRM: ")) {
     std::string_view body = trim(t.substr(6));
     if (body.starts_with("Xid (")) {
-      if (auto e = parse_xid(body.substr(5), raw)) emit(std::move(*e));
+      if (auto e = parse_xid(body.substr(5), raw)) {
+        if (e->code == 79) lost_ = DecodedEvent{*e, when};
+        emit(std::move(*e));
+      }
       return;
     }
     // NVRM: GPU at PCI:0000:17:00: GPU-3b2a6c52-2d2e-4c5e-8d4f-1a2b3c4d5e6f
@@ -298,13 +353,35 @@ void KernelMessageDecoder::feed(std::string_view message, const Occurrence& when
       open_ = DecodedEvent{std::move(e), when};
       return;
     }
+    // "NVRM: GPU 0000:61:00.0: GPU has fallen off the bus." right after the
+    // Xid 79 of the same GPU is that Xid's banner, not a second event.
+    if (e.type == "fallen-off-bus" && lost_ && lost_->event.gpu == e.gpu &&
+        same_burst(lost_->when, when)) {
+      lost_.reset();
+      return;
+    }
     if (!e.type.empty()) emit(std::move(e));
     return;
   }
 
   // nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress ...
-  if (size_t sx = t.find(": SXid ("); sx != std::string_view::npos && sx < 32) {
-    if (auto e = parse_sxid(t.substr(sx + 8), raw)) emit(std::move(*e));
+  // (anywhere in the message: a prefix this parser does not know may precede it)
+  if (size_t sx = t.find(": SXid ("); sx != std::string_view::npos) {
+    std::string_view device = t.substr(0, sx);
+    device.remove_prefix(std::min(device.size(), device.rfind(' ') + 1));  // npos + 1 == 0
+    if (device.starts_with("nvidia-")) device.remove_prefix(7);
+    auto line = parse_sxid(t.substr(sx + 8), device, raw);
+    if (!line) return;
+    if (line->form == SxidLine::kEvent) {
+      // Open: its Severity line follows.
+      flush(out);
+      open_ = DecodedEvent{std::move(line->event), when};
+    } else if (line->form == SxidLine::kSeverity && open_ && open_->event.kind == "sxid" &&
+               open_->event.gpu == line->event.gpu && open_->event.code == line->event.code) {
+      KernelEvent& e = open_->event;
+      e.message += (e.message.empty() ? "" : "; ") + line->severity;
+      cut(&e.message);
+    }
     return;
   }
 

@@ -57,6 +57,7 @@ class KernelMessageDecoder {
   std::optional<DecodedEvent> open_;  // a multi-line event still collecting lines
   bool aer_details_ = false;          // the last line fed belongs to open_'s AER group
   std::map<std::string, std::string> uuids_;
+  std::optional<DecodedEvent> lost_;  // the last Xid 79, whose banner may follow
 };
 
 // Whether a message has the form of an AER group's detail line ("nvidia

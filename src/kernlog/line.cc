@@ -179,6 +179,16 @@ size_t read_decode_prefix(std::string_view s) {
   return c2 + 2;
 }
 
+// "<4>" before a dmesg stamp (dmesg -r: the raw syslog priority); the
+// line itself when it has none.
+std::string_view read_priority(std::string_view s) {
+  if (s.size() < 3 || s[0] != '<') return s;
+  size_t i = 1;
+  while (i < s.size() && i < 5 && is_digit(s[i])) ++i;
+  if (i == 1 || i >= s.size() || s[i] != '>' || i + 1 >= s.size() || s[i + 1] != '[') return s;
+  return s.substr(i + 1);
+}
+
 }  // namespace
 
 LogLine parse_log_line(std::string_view line, int year) {
@@ -200,11 +210,15 @@ LogLine parse_log_line(std::string_view line, int year) {
     return l;
   }
 
-  std::string_view rest = line;
-  if (size_t n = read_decode_prefix(rest); n > 0 && rest.size() > n && rest[n] == '[') {
-    rest.remove_prefix(n);
-  }
+  std::string_view rest = read_priority(line);
   int64_t unix_s = 0;
+  // "kern  :err   : " before a dmesg stamp or an ISO one (dmesg -x
+  // --time-format iso); never before a message alone.
+  bool decoded = false;  // dmesg -x: no host or ident follows the stamp
+  if (size_t n = read_decode_prefix(rest); n > 0 && rest.size() > n) {
+    decoded = rest[n] == '[' || read_iso_stamp(rest.substr(n), &unix_s) > 0;
+    if (decoded) rest.remove_prefix(n);
+  }
   double boot_s = 0;
   if (size_t n = read_boot_stamp(rest, &boot_s)) {
     l.form = LineForm::kDmesg;
@@ -229,7 +243,7 @@ LogLine parse_log_line(std::string_view line, int year) {
   if (n == 0) return l;  // bare
   std::string_view after = rest.substr(n);
   std::string_view ident;
-  if (!strip_host_ident(&after, &ident)) {
+  if (decoded || !strip_host_ident(&after, &ident)) {
     // A stamp followed directly by the message (some log shippers).
     after = skip_spaces(after);
   }

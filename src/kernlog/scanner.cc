@@ -113,7 +113,8 @@ struct KernelLogScanner::Impl {
         fresh.push_back(std::move(copy));
       }
       if (outside_window(d.when)) continue;
-      std::string key = e.kind + '|' + e.type + '|' + std::to_string(e.code) + '|' + e.gpu;
+      std::string key = e.kind + '|' + e.type + '|' + std::to_string(e.code) + '|' + e.gpu + '|' +
+                        std::to_string(e.link);  // an SXid folds per NVLink port
       auto it = fold_index.find(key);
       if (it == fold_index.end()) {
         if (folds.size() >= kMaxKernelEvents) {

@@ -1,6 +1,7 @@
 #include "report/events.h"
 
 #include "catalog/nvrm.h"
+#include "catalog/sxid.h"
 #include "catalog/xid.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
@@ -19,6 +20,37 @@ const char* aer_meaning(const std::string& type) {
   return "corrected PCIe error (link quality: many of them mean a poor riser, slot or retimer)";
 }
 
+// An SXid: its block (ctrl_dev_nvswitch.h) and, where the Fabric Manager
+// User Guide lists the code, its meaning, class and action (catalog/sxid.h).
+// The class the driver printed on the line goes first: it is what happened.
+EventMeaning describe_sxid(const KernelEvent& e) {
+  EventMeaning m;
+  m.fault = "hardware";
+  std::string_view block = sxid_block(e.code, e.message);
+  const SxidInfo* info = find_sxid(e.code);
+  const bool fatal =
+      e.type == "fatal" ||
+      (info && (info->guide == SxidClass::kFatal || info->guide == SxidClass::kAlwaysFatal));
+  std::string printed = e.type == "unstated" ? "NVSwitch" : e.type + " NVSwitch";
+  m.meaning = printed + " error" + (block.empty() ? "" : " in the " + std::string(block));
+  if (info) {
+    m.meaning += ": " + std::string(info->meaning);
+    if (info->guide != SxidClass::kUnlisted) {
+      m.meaning +=
+          std::string(" (the Fabric Manager User Guide: ") + sxid_class_name(info->guide) + ")";
+    }
+    m.advice = info->advice;
+  } else {
+    m.advice = fatal ? "stop the jobs on the GPUs behind this NVSwitch and reset the GPUs and "
+                       "NVSwitches (nvidia-smi -r with the fabric manager stopped); reboot if "
+                       "it persists"
+                     : "not in the Fabric Manager User Guide's tables: watch whether fatal "
+                       "SXids or Xids follow on this NVSwitch";
+  }
+  m.action = fatal ? "drain and reset" : "";
+  return m;
+}
+
 }  // namespace
 
 EventMeaning describe_event(const KernelEvent& e) {
@@ -34,13 +66,7 @@ EventMeaning describe_event(const KernelEvent& e) {
       m.advice = "look it up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors)";
     }
   } else if (e.kind == "sxid") {
-    m.meaning = std::string(e.type == "fatal" ? "fatal" : "non-fatal") +
-                " NVSwitch error (SXid meanings: the Fabric Manager User Guide)";
-    m.fault = "hardware";
-    m.action = e.type == "fatal" ? "drain and inspect" : "";
-    m.advice = e.type == "fatal" ? "drain the node; the fabric manager restarts the fabric after "
-                                   "a reset of the NVSwitch tray"
-                                 : "log it; act if it repeats on the same link";
+    m = describe_sxid(e);
   } else if (e.kind == "aer") {
     m.meaning = aer_meaning(e.type);
     m.fault = "hardware";
@@ -63,6 +89,8 @@ nlohmann::ordered_json event_to_json(const Snapshot& s, const KernelEvent& e) {
   j["type"] = e.type;
   if (e.kind == "xid" || e.kind == "sxid") j["code"] = e.code;
   j["gpu"] = e.gpu;
+  if (!e.device.empty()) j["device"] = e.device;
+  if (e.link >= 0) j["link"] = e.link;
   GpuNaming id = gpu_naming(s, e.gpu);
   if (id.index >= 0) j["gpu_index"] = id.index;
   if (!id.name.empty()) j["gpu_name"] = id.name;
@@ -108,7 +136,13 @@ std::string render_event_text(const Snapshot& s, const KernelEvent& e) {
                      : e.kind == "sxid" ? "SXid " + std::to_string(e.code)
                                         : e.kind + (e.type.empty() ? "" : " " + e.type);
   std::string out = head;
-  if (!e.gpu.empty()) out += "  " + gpu_title(s, e.gpu);
+  if (e.kind == "sxid") {
+    // An NVSwitch, not a GPU: its name and address, and the port.
+    out += "  " + (e.device.empty() ? std::string("NVSwitch") : e.device) + " " + e.gpu;
+    if (e.link >= 0) out += " link " + std::to_string(e.link);
+  } else if (!e.gpu.empty()) {
+    out += "  " + gpu_title(s, e.gpu);
+  }
   GpuNaming id = gpu_naming(s, e.gpu);
   if (!id.uuid.empty()) out += " " + id.uuid;
   out += "\n  ";

@@ -460,7 +460,9 @@ struct KernelEvent {
   // severity ("corrected", "uncorrected-nonfatal", "uncorrected-fatal").
   std::string type;
   int code = 0;         // Xid / SXid number; 0 when the kind has none
-  std::string gpu;      // PCI address "0000:17:00.0"; "" when the line names none
+  std::string gpu;      // PCI address "0000:17:00.0" (an NVSwitch's for an SXid); "" when none
+  std::string device;   // SXid: the NVSwitch's device name, "nvswitch3"; "" otherwise
+  int link = -1;        // SXid: the NVLink port, "Link 32"; -1 when the line names none
   int pid = 0;          // Xid "pid=" when printed
   std::string process;  // Xid "name=" when printed
   std::string message;  // the event's own text (Xid message, NVRM sentence)

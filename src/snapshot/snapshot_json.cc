@@ -131,8 +131,8 @@ GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_e
         cudart_loaded, cudart_error, cudart_runtime_version, cudart_rc, cudart_device_count,
         child_error, duration_ms, vm_start, vm_init, vm_context, rlimit_as_bytes)
 GD_JSON(CudaInfo, attempted, runs)
-GD_JSON(KernelEvent, kind, type, code, gpu, pid, process, message, line, count, first, last, age_s,
-        first_unix_s, last_unix_s)
+GD_JSON(KernelEvent, kind, type, code, gpu, device, link, pid, process, message, line, count, first,
+        last, age_s, first_unix_s, last_unix_s)
 GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, unfolded,
         ages_to_log_end, gpu_uuids)
 GD_JSON(ReportedError, kind, code, text, line, line_no)

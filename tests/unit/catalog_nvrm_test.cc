@@ -152,8 +152,8 @@ TEST(LogPatterns, NoiseMatchesNothing) {
 }
 
 TEST(LogPatterns, TableIsWellFormed) {
-  const std::set<std::string> kinds = {"nvrm",           "uvm",     "nvswitch",
-                                       "fabric-manager", "nouveau", "module-signature"};
+  const std::set<std::string> kinds = {"nvrm",    "uvm",     "nvswitch",       "nvlink",
+                                       "peermem", "nouveau", "fabric-manager", "module-signature"};
   ASSERT_FALSE(log_patterns().empty());
   for (const LogPattern& p : log_patterns()) {
     ASSERT_NE(p.kind, nullptr);

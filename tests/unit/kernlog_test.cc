@@ -57,6 +57,24 @@ TEST(Line, EveryForm) {
       {"[  12.345678] NVRM: loading", LineForm::kDmesg, 12.345678, {}, "NVRM: loading", ""},
       {"[Wed Dec  2 10:00:01 2026] NVRM: x", LineForm::kDmesgHuman, {}, dec2_10h, "NVRM: x", ""},
       {"kern  :warn  : [   99.000001] NVRM: y", LineForm::kDmesg, 99.000001, {}, "NVRM: y", ""},
+      // dmesg -r: the raw priority before the stamp.
+      {"<4>[ 3313.000000] nvidia-nvswitch2: SXid",
+       LineForm::kDmesg,
+       3313.0,
+       {},
+       "nvidia-nvswitch2: SXid",
+       ""},
+      // dmesg -x --time-format iso (github.com/leptonai/gpud/pull/338): no host
+      // follows the stamp, so "nvidia 0000:01:00.0:" stays in the message.
+      {"kern  :err   : 2026-12-02T10:00:01,859532+00:00 nvidia 0000:01:00.0: PCIe Bus Error",
+       LineForm::kIsoSyslog,
+       {},
+       dec2_10h,
+       "nvidia 0000:01:00.0: PCIe Bus Error",
+       ""},
+      // A priority or decode prefix before no stamp is not stripped.
+      {"<4>NVRM: bare", LineForm::kBare, {}, {}, "<4>NVRM: bare", ""},
+      {"abc :def : 7 things", LineForm::kBare, {}, {}, "abc :def : 7 things", ""},
       {"Dec  2 10:00:01 node7 kernel: [  12.5] NVRM: z", LineForm::kSyslog, 12.5, dec2_10h,
        "NVRM: z", "kernel"},
       {"Dec 02 10:00:01 node7 kernel: NVRM: j",
@@ -204,6 +222,77 @@ TEST(Decode, SxidAndAerWithDetailLines) {
   EXPECT_NE(ev[1].message.find("RxErr"), std::string::npos);
   EXPECT_EQ(ev[2].type, "uncorrected-fatal");
   EXPECT_EQ(ev[2].gpu, "0000:41:00.0");
+}
+
+TEST(Decode, SxidLinesInEveryDriverShape) {
+  // Field lines of NVIDIA/nvtrust#124 (the Data line comes before its SXid
+  // there), the shapes without a severity word of soe_ls10.c (as NVIDIA's
+  // NVSentinel fixtures print them), and an SXid behind a prefix this parser
+  // does not know.
+  auto ev = decode_all({
+      "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Data {0x0000002b, 0x0000002b, "
+      "0x00000000, 0x0000002b, 0x80005302, 0x00000000, 0x00000000, 0x00000000, 0x00000000}",
+      "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Non-fatal, Link 44 Minion Link DLREQ "
+      "interrupt",
+      "nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Severity 0 Engine instance 44 "
+      "Sub-engine instance 00",
+      "nvidia-nvswitch0: SXid (PCI:0004:00:00.0): 26006, SOE HALTED",
+      "host7 kern.err kernel: nvidia-nvswitch1: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 30 "
+      "LTSSM Fault Up (First)",
+      // A Severity line of another code, and one with no SXid before it: no event, nothing joined.
+      "nvidia-nvswitch1: SXid (PCI:0000:07:00.0): 12033, Severity 1 Engine instance 00 "
+      "Sub-engine instance 00",
+  });
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[0].code, 22013);
+  EXPECT_EQ(ev[0].type, "non-fatal");
+  EXPECT_EQ(ev[0].device, "nvswitch3");
+  EXPECT_EQ(ev[0].link, 44);
+  EXPECT_EQ(ev[0].gpu, "0000:04:00.0");
+  EXPECT_EQ(ev[0].message, "Minion Link DLREQ interrupt; severity 0, engine instance 44");
+  EXPECT_EQ(ev[1].code, 26006);
+  EXPECT_EQ(ev[1].type, "unstated");
+  EXPECT_EQ(ev[1].link, -1);
+  EXPECT_EQ(ev[1].message, "SOE HALTED");
+  EXPECT_EQ(ev[2].code, 20034);
+  EXPECT_EQ(ev[2].type, "fatal");
+  EXPECT_EQ(ev[2].device, "nvswitch1");
+  EXPECT_EQ(ev[2].link, 30);
+  EXPECT_EQ(ev[2].message, "LTSSM Fault Up");  // "(First)" marks a burst, not the error
+}
+
+TEST(Decode, Xid79AndItsBannerAreOneEvent) {
+  // The driver prints the Xid, then the banner (tests/logs/cases/dmesg-r535.log).
+  const std::string xid =
+      "NVRM: Xid (PCI:0000:61:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+      "bus.";
+  KernelMessageDecoder d;
+  std::vector<DecodedEvent> out;
+  auto at = [](double s) { return Occurrence{"", s, std::nullopt}; };
+  d.feed(xid, at(2400.0001), xid, &out);
+  d.feed("NVRM: GPU 0000:61:00.0: GPU has fallen off the bus.", at(2400.0002), "", &out);
+  // Another GPU's banner, and this GPU's banner an hour later, are events.
+  d.feed("NVRM: GPU 0000:62:00.0: GPU has fallen off the bus.", at(2400.0003), "", &out);
+  d.feed("NVRM: GPU 0000:61:00.0: GPU has fallen off the bus.", at(6000.0), "", &out);
+  d.flush(&out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].event.kind, "xid");
+  EXPECT_EQ(out[1].event.type, "fallen-off-bus");
+  EXPECT_EQ(out[1].event.gpu, "0000:62:00.0");
+  EXPECT_EQ(out[2].event.gpu, "0000:61:00.0");
+}
+
+TEST(Decode, PeermemAndNvlinkDiscovery) {
+  auto ev = decode_all({
+      // github.com/Mellanox/nv_peer_memory/issues/120
+      "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping "
+      "further processing",
+      // github.com/leptonai/gpud/pull/1271
+      "NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!",
+  });
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind + "/" + ev[0].type, "peermem/invalid-context");
+  EXPECT_EQ(ev[1].kind + "/" + ev[1].type, "nvlink/discovery-failed");
 }
 
 TEST(Decode, AnotherVendorsEndpointIsNoGpuEvent) {
