@@ -123,7 +123,7 @@ const std::vector<LogPattern> kPatterns = {
   // postRxDetLinkMask failed!" (github.com/leptonai/gpud/pull/1271).
   {"nvlink", "discovery-failed", "NVRM: ", "postRxDetLinkMask failed",
    "NVLink discovery failed: the driver could not read a peer GPU's detected NVLink links, so "
-   "NVLink to it is not set up", ""},
+   "NVLink to that peer may not come up", ""},
   {"nvlink", "discovery-failed", "NVRM: ", "Failed to update Rx Detect Link mask",
    "NVLink discovery failed: the driver could not update the GPU's detected NVLink links", ""},
 
@@ -134,8 +134,8 @@ const std::vector<LogPattern> kPatterns = {
   // harmless", fixed in R560 and newer.
   {"peermem", "invalid-context", "nvidia-peermem nv_get_p2p_free_callback",
    "detected invalid context",
-   "nvidia-peermem met a freed GPU memory context: harmless (NVIDIA), and gone from driver R560 "
-   "on", ""},
+   "nvidia-peermem's free callback met an invalid context: harmless (NVIDIA), and gone from "
+   "driver R560 on", ""},
 
   // --- module signing / Secure Boot ---
   {"module-signature", "rejected", "Lockdown: ", "unsigned module loading is restricted",

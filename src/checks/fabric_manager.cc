@@ -5,6 +5,7 @@
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
+#include "checks/kernel_events.h"
 #include "checks/util.h"
 #include "util/text.h"
 
@@ -112,6 +113,12 @@ std::vector<Finding> check_fabric_manager(const Snapshot& s, const Config&) {
   f.gpus = gpus;
   if (!switches.empty()) f.evidence.push_back("NVSwitches on the PCI bus: " + join(switches, ", "));
   for (auto& e : evidence) f.evidence.push_back(e);
+  // Why it stopped, in its own words, where the journal kept them (the
+  // kernel-log probe reads nv-fabricmanager's entries beside the kernel's):
+  // a version mismatch, a topology it does not know.
+  for (const KernelEvent* e : events_for_finding(s, kId)) {
+    f.evidence.push_back(event_evidence(s, *e));
+  }
   std::string driver =
       s.driver.version.empty() ? std::string("<driver version>") : s.driver.version;
   std::string branch = driver.substr(0, driver.find('.'));

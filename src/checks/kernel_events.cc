@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "catalog/nvrm.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
 #include "util/time.h"
@@ -105,6 +106,18 @@ std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& 
   std::vector<const KernelEvent*> out;
   for (const KernelEvent& e : s.kernel_log.events) {
     if (e.kind == kind) out.push_back(&e);
+  }
+  return out;
+}
+
+std::vector<const KernelEvent*> events_for_finding(const Snapshot& s, std::string_view id) {
+  std::vector<const KernelEvent*> out;
+  for (const KernelEvent& e : s.kernel_log.events) {
+    bool names =
+        std::any_of(log_patterns().begin(), log_patterns().end(), [&](const LogPattern& p) {
+          return e.kind == p.kind && e.type == p.type && id == p.finding;
+        });
+    if (names) out.push_back(&e);
   }
   return out;
 }

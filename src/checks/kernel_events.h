@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checks/check.h"
@@ -42,5 +43,8 @@ std::string unfolded_text(const KernelLogInfo& k);
 
 // The kernel log's events of one kind, optionally only in the window.
 std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind);
+// The kernel log's events whose pattern is evidence for a finding id
+// (LogPattern::finding in catalog/nvrm.cc), at any age.
+std::vector<const KernelEvent*> events_for_finding(const Snapshot& s, std::string_view id);
 
 }  // namespace gd

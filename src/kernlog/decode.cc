@@ -108,15 +108,14 @@ std::optional<KernelEvent> parse_xid(std::string_view t, std::string_view raw) {
   return e;
 }
 
-// nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV error
 // One SXid line (common_nvswitch.h NVSWITCH_PRINT_SXID, the formats of
 // intr_*.c, error_nvswitch.c, soe_*.c and therm_*.c in open-gpu-kernel-modules
-// src/common/nvswitch/kernel):
-//   nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted PRIV
-//   error (First) nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack
-//   timeout error (First) nvidia-nvswitch0: SXid (PCI:0004:00:00.0): 26006, SOE HALTED          (no
-//   severity word) nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Severity 0 Engine instance 44
-//   Sub-engine instance 00 nvidia-nvswitch3: SXid (PCI:0000:04:00.0): 22013, Data {0x0000002b, ...}
+// src/common/nvswitch/kernel), after "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): ":
+//   12028, Non-fatal, Link 32 egress non-posted PRIV error (First)
+//   24007, Fatal, Link 28 sourcetrack timeout error (First)
+//   26006, SOE HALTED                          (no severity word)
+//   22013, Severity 0 Engine instance 44 Sub-engine instance 00
+//   22013, Data {0x0000002b, ...}
 struct SxidLine {
   enum Form { kEvent, kSeverity, kData } form = kEvent;
   KernelEvent event;     // kEvent

@@ -176,6 +176,39 @@ TEST(NodeChecks, FabricManagerVersionMismatch) {
   EXPECT_TRUE(evidence_has(f, "nv-fabricmanager version 550.90.07 != driver 550.54.15"));
 }
 
+TEST(NodeChecks, FabricManagerQuotesItsOwnWordsFromTheJournal) {
+  // github.com/NVIDIA/gpu-operator/issues/544: the journal line of a fabric
+  // manager that refused a driver of another version.
+  const std::string line =
+      "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02 "
+      "don't match with driver version 530.41.03. Please update with matching NVIDIA driver "
+      "package.";
+  Snapshot s = hgx_8xh100();
+  service_at(s, "nv-fabricmanager")->running = false;
+  service_at(s, "nv-fabricmanager")->pids.clear();
+  std::erase_if(s.processes, [](const ProcessInfo& p) { return p.pid == 2301; });
+  KernelEvent e;
+  e.kind = "fabric-manager";
+  e.type = "version-mismatch";
+  e.line = line;
+  s.kernel_log.attempted = true;
+  s.kernel_log.events.push_back(e);
+  // A fabric-manager event that is evidence for nothing stays out.
+  KernelEvent pre = e;
+  pre.type = "pre-nvl5";
+  pre.line = "Detected Pre-NVL5 system";
+  s.kernel_log.events.push_back(pre);
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "don't match with driver version 530.41.03"));
+  EXPECT_FALSE(evidence_has(f, "Pre-NVL5"));
+  // A running fabric manager with the driver's version passes, whatever an
+  // old journal entry says.
+  Snapshot ok = hgx_8xh100();
+  ok.kernel_log = s.kernel_log;
+  EXPECT_EQ(check_fabric_manager(ok, kConfig).at(0).severity, Severity::kOk);
+}
+
 TEST(NodeChecks, FabricManagerOkAndNotApplicable) {
   EXPECT_EQ(check_fabric_manager(hgx_8xh100(), kConfig).at(0).severity, Severity::kOk);
   EXPECT_EQ(check_fabric_manager(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
