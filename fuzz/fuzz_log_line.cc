@@ -49,6 +49,7 @@ void check_line(std::string_view line, int year) {
       GD_REQUIRE(l.boot_s.has_value() && !l.stamp.empty() && l.stamp.front() == '[');
       break;
     case gd::LineForm::kDmesgHuman:
+    case gd::LineForm::kFabricManager:
     case gd::LineForm::kSyslog:
     case gd::LineForm::kIsoSyslog:
       GD_REQUIRE(l.unix_s.has_value() && !l.stamp.empty());

@@ -179,6 +179,38 @@ size_t read_decode_prefix(std::string_view s) {
   return c2 + 2;
 }
 
+// "[Jul 23 2024 07:53:55]" (the fabric manager's own log: month, day, year,
+// time; its lines as github.com/leptonai/gpud's fabric-manager matcher
+// quotes them).
+size_t read_fm_stamp(std::string_view s, int64_t* unix_s) {
+  if (s.size() < 22 || s[0] != '[' || s[4] != ' ') return 0;
+  size_t close = s.find(']');
+  if (close == std::string_view::npos || close > 24) return 0;
+  std::string_view inner = s.substr(1, close - 1);  // "Jul 23 2024 07:53:55"
+  int mon = month_index(inner.substr(0, 3));
+  size_t i = 4;
+  if (i < inner.size() && inner[i] == ' ') ++i;
+  int day, year, secs;
+  if (mon == 0 || !read_int(inner, &i, 2, &day) || day < 1 || day > 31 || !expect(inner, &i, ' ') ||
+      !read_int(inner, &i, 4, &year) || !expect(inner, &i, ' ') || !read_clock(inner, &i, &secs) ||
+      i != inner.size()) {
+    return 0;
+  }
+  *unix_s = days_from_civil(year, mon, day) * 86400 + secs;
+  return close + 1;
+}
+
+// "[ERROR] [tid 841] " after a fabric-manager stamp: the level and thread.
+std::string_view skip_fm_tags(std::string_view s) {
+  for (int tag = 0; tag < 2; ++tag) {
+    s = skip_spaces(s);
+    size_t close = s.find("] ");
+    if (s.empty() || s[0] != '[' || close == std::string_view::npos || close > 16) break;
+    s.remove_prefix(close + 2);
+  }
+  return skip_spaces(s);
+}
+
 // "<4>" before a dmesg stamp (dmesg -r: the raw syslog priority); the
 // line itself when it has none.
 std::string_view read_priority(std::string_view s) {
@@ -225,6 +257,14 @@ LogLine parse_log_line(std::string_view line, int year) {
     l.stamp = rest.substr(0, n);
     l.boot_s = boot_s;
     l.message = skip_spaces(rest.substr(n));
+    return l;
+  }
+  if (size_t n = read_fm_stamp(rest, &unix_s)) {
+    l.form = LineForm::kFabricManager;
+    l.stamp = rest.substr(0, n);
+    l.unix_s = unix_s;
+    l.ident = "nv-fabricmanager";
+    l.message = skip_fm_tags(rest.substr(n));
     return l;
   }
   if (size_t n = read_human_stamp(rest, &unix_s)) {

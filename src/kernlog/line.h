@@ -10,6 +10,8 @@
 //   journal        Dec 02 10:00:01 node7 kernel: NVRM: ...
 //   ISO syslog     2026-12-02T10:00:01.123456+00:00 node7 kernel: NVRM: ...
 //   kmsg record    4,1201,88123456,-;NVRM: ...
+//   fabric manager [Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error ...
+//                  (its own /var/log/fabricmanager.log)
 //   bare           NVRM: Xid (PCI:0000:17:00): 79, ...
 #pragma once
 
@@ -19,7 +21,7 @@
 
 namespace gd {
 
-enum class LineForm { kBare, kDmesg, kDmesgHuman, kSyslog, kIsoSyslog, kKmsg };
+enum class LineForm { kBare, kDmesg, kDmesgHuman, kSyslog, kIsoSyslog, kKmsg, kFabricManager };
 
 struct LogLine {
   LineForm form = LineForm::kBare;
