@@ -62,13 +62,13 @@ void check_line(std::string_view line, int year) {
   if (!l.stamp.empty() && !l.message.empty()) GD_REQUIRE(l.message.data() >= l.stamp.data());
 }
 
-using Key = std::tuple<std::string, std::string, int, std::string>;
+using Key = std::tuple<std::string, std::string, int, std::string, int>;
 
 std::map<Key, int> counts(const gd::KernelLogInfo& info) {
   std::map<Key, int> out;
   for (const gd::KernelEvent& e : info.events) {
-    // One folded event per (kind, type, code, gpu).
-    GD_REQUIRE(out.emplace(Key{e.kind, e.type, e.code, e.gpu}, e.count).second);
+    // One folded event per (kind, type, code, gpu, NVLink port).
+    GD_REQUIRE(out.emplace(Key{e.kind, e.type, e.code, e.gpu, e.link}, e.count).second);
   }
   return out;
 }

@@ -36,7 +36,10 @@ inline bool normalized_gpu(const std::string& gpu) {
 // row of the pattern table (catalog/nvrm.cc) the message was classified by.
 inline bool known_kind_and_type(const KernelEvent& e) {
   if (e.kind == "xid") return e.type.empty();
-  if (e.kind == "sxid") return e.type.empty() || e.type == "fatal" || e.type == "non-fatal";
+  if (e.kind == "sxid") {
+    return e.type == "fatal" || e.type == "non-fatal" || e.type == "correctable" ||
+           e.type == "unstated";
+  }
   if (e.kind == "aer") {
     return e.type == "corrected" || e.type == "uncorrected-nonfatal" ||
            e.type == "uncorrected-fatal";
@@ -61,6 +64,9 @@ inline void check_event(const KernelEvent& e, size_t input_bytes) {
   if (e.kind != "xid" && e.kind != "sxid") GD_REQUIRE(e.code == 0);
   GD_REQUIRE(normalized_gpu(e.gpu));
   GD_REQUIRE(e.pid >= 0);
+  // Only an SXid names an NVSwitch and its port.
+  GD_REQUIRE(e.link >= -1 && (e.kind == "sxid" || (e.link == -1 && e.device.empty())));
+  GD_REQUIRE(e.device.size() <= 32 && e.device.size() <= input_bytes);
   GD_REQUIRE(e.message.size() <= kMaxMessageBytes);
   GD_REQUIRE(e.line.size() <= kMaxMessageBytes && e.line.size() <= input_bytes);
   GD_REQUIRE(e.process.size() <= input_bytes);
