@@ -244,7 +244,7 @@ int on_hit(unsigned id, unsigned long long, unsigned long long to, unsigned, voi
 
 CandidateFinder::CandidateFinder(uint64_t offset) : impl_(std::make_unique<Impl>()) {
   impl_->offset = impl_->captured_to = offset;
-  impl_->out.begin = impl_->out.end = offset;
+  clear();
 }
 
 CandidateFinder::~CandidateFinder() {
@@ -305,6 +305,7 @@ void CandidateFinder::skip_to(uint64_t offset) {
 
 const CandidateLines& CandidateFinder::found() const { return impl_->out; }
 
+// The one place a batch starts: empty, at the current offset.
 void CandidateFinder::clear() {
   CandidateLines& o = impl_->out;
   o.text.clear();
@@ -315,7 +316,7 @@ void CandidateFinder::clear() {
 CandidateLines CandidateFinder::take() {
   CandidateLines taken = std::move(impl_->out);
   impl_->out = CandidateLines{};
-  impl_->out.begin = impl_->out.end = impl_->offset;
+  clear();  // the next batch starts here
   return taken;
 }
 
