@@ -260,6 +260,8 @@ const struct {
   {"GPU access blocked by the operating system", 17},
   {"RM has detected an NVML/RM version mismatch.", 18},
   {"Driver/library version mismatch", 18},
+  // nvidia-smi -q's fabric Status of an Azure H100 (Azure/azhpc-images#506).
+  {"Insufficient Resources", 23},
   {"Unknown Error", 999},
 };
 // clang-format on

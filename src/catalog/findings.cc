@@ -21,6 +21,23 @@ const std::vector<std::string_view> kNoDevices = {"devnodes.missing", "uvm.missi
 // ACS redirect with a translating IOMMU slows or stops peer traffic, and
 // NCCL's rings with it.
 const std::vector<std::string_view> kP2pBroken = {"p2p.slow", "nccl.slow"};
+// The fabric chain: a broken link makes every later one fail too.
+const std::vector<std::string_view> kFabricState = {"fabric.not-registered", "fabric.degraded"};
+const std::vector<std::string_view> kFmBroken = {"fabric.not-registered", "fabric.degraded",
+                                                 "fabric.nvlsm-not-running",
+                                                 "fabric-manager.not-running"};
+const std::vector<std::string_view> kFmMissing = {
+    "fabric.not-registered", "fabric.degraded", "fabric.nvlsm-not-running",
+    "fabric-manager.not-running", "fabric-manager.not-enabled"};
+const std::vector<std::string_view> kNvlsm = {"fabric.not-registered", "fabric.degraded",
+                                              "fabric-manager.not-running",
+                                              "fabric-manager.restarted-without-reset"};
+const std::vector<std::string_view> kIbMissing = {
+    "fabric.nvlsm-not-running", "fabric-manager.not-running", "fabric.not-registered",
+    "fabric.degraded", "fabric-manager.restarted-without-reset"};
+const std::vector<std::string_view> kSwitchMissing = {
+    "fabric-manager.not-running", "fabric-manager.restarted-without-reset", "fabric.not-registered",
+    "fabric.degraded", "gpu.missing"};
 }  // namespace
 
 const std::vector<CatalogEntry>& finding_catalog() {
@@ -58,7 +75,6 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"driver.after-suspend",         "CUDA broken since a suspend/resume",                         34, false},
       {"gpu.fallen-off-bus",           "a GPU has fallen off the bus",                               36, false, kFallenOff},
       {"gpu.reset-required",           "a GPU needs a reset",                                        37, false, kNeedsReset},
-      {"fabric-manager.not-running",   "NVSwitch system without a running, matching fabric manager", 38, false},
       // A rejected first entry (or a repeat) is why no device is left: the entry is the cause.
       {"visible-devices.invalid",      "CUDA_VISIBLE_DEVICES has an entry CUDA rejects",             39, false, {"visible-devices.hides-all"}},
       {"visible-devices.hides-all",    "CUDA_VISIBLE_DEVICES leaves no device visible",              40, false},
@@ -69,6 +85,18 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"mig.no-instances",             "MIG enabled but no instance created or visible",             46, false},
       {"memory.held-by-other-process", "other processes hold most of a GPU's memory",                47, false},
       {"cuda.fork-after-init",         "CUDA initialized before fork",                               48, false},
+      // The fabric-readiness chain (docs/fabric.md), one rank per link in
+      // order: the first broken link is named, the later ones follow from it.
+      {"fabric.switch-missing",        "NVSwitches the NVLink fabric needs are missing",             49, false, kSwitchMissing},
+      {"fabric.ib-modules-missing",    "mlx5_ib or ib_umad is not loaded on an NVLink5 system",      50, false, kIbMissing},
+      {"fabric.nvlsm-not-running",     "NVLSM, the NVLink subnet manager, is not running",           51, false, kNvlsm},
+      {"fabric-manager.not-installed", "NVSwitch system without a fabric manager installed",        52, false, kFmMissing},
+      {"fabric-manager.version-mismatch", "the fabric manager's version differs from the driver's", 53, false, kFmBroken},
+      {"fabric-manager.not-running",   "NVSwitch system without a running fabric manager",           54, false, kFmBroken},
+      {"fabric-manager.restarted-without-reset", "the fabric manager was restarted without a GPU reset", 55, false, kFabricState},
+      {"fabric.imex-channels-missing", "a multi-node NVLink node has no IMEX channel",               56, false},
+      {"fabric.not-registered",        "GPUs have not joined the NVLink fabric",                     57, false},
+      {"fabric.degraded",              "the NVLink fabric is unhealthy or degraded",                 57, false},
       {"nvml.init-hang",               "NVML did not answer within the deadline",                    58, true},
       {"nvml.init-failed",             "NVML cannot start",                                          59, true},
       {"cuda.init-hang",               "CUDA did not answer within the deadline",                    60, true},
@@ -76,6 +104,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"gpu.missing",                  "fewer GPUs usable than the PCI bus shows",                   62, true},
       {"device-order.mismatch",        "CUDA's default GPU order differs from nvidia-smi's",         70, false},
       {"persistence-mode.off",         "persistence mode is off",                                    72, false},
+      {"fabric-manager.not-enabled",   "the fabric manager will not start at boot",                  73, false},
       {"container.shm-too-small",      "/dev/shm is smaller than NCCL needs",                        74, false},
       {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},
       {"pcie.errors",                  "AER errors on a GPU's link",                                 81, false},

@@ -171,12 +171,33 @@ const std::vector<LogPattern> kPatterns = {
   {"fabric-manager", "topology-mismatch", "",
    "detected number of NVSwitches don't match with any supported system topology",
    "the fabric manager did not start: an NVSwitch is missing or dead",
-   "fabric-manager.not-running"},
+   "fabric.switch-missing"},
   // It refuses to start against a driver of another version (same branch
-  // and build needed, facts §8).
+  // and build needed, facts §8). Real line (NVIDIA/gpu-operator#544):
+  //   fabric manager NVIDIA GPU driver interface version 530.30.02 don't
+  //   match with driver version 530.41.03. Please update with matching ...
   {"fabric-manager", "version-mismatch", "", "don't match with driver version",
    "the fabric manager's version differs from the driver's, so it did not start",
-   "fabric-manager.not-running"},
+   "fabric-manager.version-mismatch"},
+  // A start that reached the NVSwitches, and the start script's stop: two
+  // starts in one boot are a restart (NVIDIA/nvtrust#128, an H20 node):
+  //   nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to route ...
+  //   nvidia-fabricmanager-start.sh[20411]: Stopped "Nvidia Fabric Manager"
+  {"fabric-manager", "configured", "", "Successfully configured all the available",
+   "the fabric manager configured the NVSwitches (one successful start)", ""},
+  {"fabric-manager", "stopped", "", "Stopped \"Nvidia Fabric Manager\"",
+   "the fabric manager was stopped", "fabric-manager.restarted-without-reset"},
+  // NVLink5 (HGX B200/B300): the start script picks the management port and
+  // needs ib_umad for NVLSM (spectrocloud/CanvOS#700); NVLSM says the same
+  // in its own words (siderolabs/docs#581).
+  {"fabric-manager", "nvl5", "", "Detected NVL5+ system",
+   "the start script found the NVLink5 management bridge", ""},
+  {"fabric-manager", "ib-umad-missing", "", "Kernel module \"ib_umad\" has not been loaded",
+   "ib_umad is not loaded, so the fabric manager's start script gave up",
+   "fabric.ib-modules-missing"},
+  {"fabric-manager", "umad-init-failed", "", "umad_init: can't read ABI version",
+   "NVLSM cannot reach the InfiniBand MAD interface: ib_umad is not loaded",
+   "fabric.ib-modules-missing"},
   {"fabric-manager", "multicast-failed", "", "failed to find the GPU handle",
    "NVLink multicast team setup failed", ""},
 };

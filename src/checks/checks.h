@@ -25,7 +25,14 @@ GD_CHECK(check_wsl);                 // wsl.no-gpu-support, wsl.libs-missing, ws
 GD_CHECK(check_devnodes);            // devnodes.missing, devnodes.permission
 GD_CHECK(check_devnode_security);    // devnodes.selinux-denied, devnodes.rootless-denied
 GD_CHECK(check_driver_regression);   // driver.known-regression
-GD_CHECK(check_fabric_manager);      // fabric-manager.not-running
+// the fabric-readiness chain (docs/fabric.md), in link order
+GD_CHECK(check_fabric_switches);         // fabric.switch-missing
+GD_CHECK(check_nvlink_network);          // fabric.ib-modules-missing, fabric.nvlsm-not-running
+GD_CHECK(check_fabric_manager);          // fabric-manager.not-installed, .version-mismatch,
+                                         // .not-running, .not-enabled
+GD_CHECK(check_fabric_manager_restart);  // fabric-manager.restarted-without-reset
+GD_CHECK(check_imex_channels);           // fabric.imex-channels-missing
+GD_CHECK(check_fabric_state);            // fabric.not-registered, fabric.degraded
 GD_CHECK(check_container_gpus);      // container.no-gpus
 GD_CHECK(check_container_caps);      // container.capabilities
 GD_CHECK(check_container_driver);    // container.driver-mismatch

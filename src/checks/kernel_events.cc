@@ -112,12 +112,26 @@ std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& 
 
 std::vector<const KernelEvent*> events_for_finding(const Snapshot& s, std::string_view id) {
   std::vector<const KernelEvent*> out;
-  for (const KernelEvent& e : s.kernel_log.events) {
-    bool names =
-        std::any_of(log_patterns().begin(), log_patterns().end(), [&](const LogPattern& p) {
-          return e.kind == p.kind && e.type == p.type && id == p.finding;
-        });
-    if (names) out.push_back(&e);
+  // The fabric manager's own log says the same things as its journal
+  // entries; both are read.
+  for (const auto* events : {&s.kernel_log.events, &s.fabric.log_events}) {
+    for (const KernelEvent& e : *events) {
+      bool names =
+          std::any_of(log_patterns().begin(), log_patterns().end(), [&](const LogPattern& p) {
+            return e.kind == p.kind && e.type == p.type && id == p.finding;
+          });
+      if (names) out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+std::vector<const KernelEvent*> fabric_manager_events(const Snapshot& s, std::string_view type) {
+  std::vector<const KernelEvent*> out;
+  for (const auto* events : {&s.kernel_log.events, &s.fabric.log_events}) {
+    for (const KernelEvent& e : *events) {
+      if (e.kind == "fabric-manager" && e.type == type) out.push_back(&e);
+    }
   }
   return out;
 }

@@ -43,8 +43,11 @@ std::string unfolded_text(const KernelLogInfo& k);
 
 // The kernel log's events of one kind, optionally only in the window.
 std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& kind);
-// The kernel log's events whose pattern is evidence for a finding id
-// (LogPattern::finding in catalog/nvrm.cc), at any age.
+// The kernel log's (and the fabric manager log's) events whose pattern is
+// evidence for a finding id (LogPattern::finding in catalog/nvrm.cc), at any age.
 std::vector<const KernelEvent*> events_for_finding(const Snapshot& s, std::string_view id);
+// The fabric manager's events of one type ("stopped", "no-nvswitch"), from
+// the journal and from its own log.
+std::vector<const KernelEvent*> fabric_manager_events(const Snapshot& s, std::string_view type);
 
 }  // namespace gd

@@ -36,7 +36,13 @@ const std::vector<CheckEntry>& all_checks() {
     {"devnodes", "/dev/nvidia* nodes exist and this user can open them", {"devnodes.missing", "devnodes.permission"}, check_devnodes, {"driver", "devnodes", "limits", "container"}, kLinuxDriver},
     {"driver-regression", "the driver is no build with a known regression", {"driver.known-regression"}, check_driver_regression, {"nvml"}},  // in explain, a version from nvidia-smi or prose
     {"devnode-security", "no security module or user namespace refuses the GPU nodes", {"devnodes.selinux-denied", "devnodes.rootless-denied"}, check_devnode_security, {"devnodes", "limits", "container"}, kLinuxDriver},
-    {"fabric-manager", "NVSwitch systems run a matching fabric manager", {"fabric-manager.not-running"}, check_fabric_manager, {"pci", "driver", "services", "devnodes", "nvml", "cuda"}},
+    // The fabric-readiness chain, link by link (docs/fabric.md).
+    {"fabric-switches", "the NVSwitches the NVLink fabric needs are on the bus and driven", {"fabric.switch-missing"}, check_fabric_switches, {"pci", "devnodes", "nvml"}},
+    {"nvlink-network", "an NVLink5 system's management bridge has mlx5_ib, ib_umad and NVLSM", {"fabric.ib-modules-missing", "fabric.nvlsm-not-running"}, check_nvlink_network, {"fabric", "driver", "services", "nvml"}},
+    {"fabric-manager", "NVSwitch systems run an installed, enabled fabric manager of the driver's version", {"fabric-manager.not-installed", "fabric-manager.version-mismatch", "fabric-manager.not-running", "fabric-manager.not-enabled"}, check_fabric_manager, {"pci", "driver", "services", "fabric", "devnodes", "nvml", "cuda"}},
+    {"fabric-manager-restart", "the fabric manager was not restarted without a GPU reset", {"fabric-manager.restarted-without-reset"}, check_fabric_manager_restart, {"pci", "services", "fabric", "nvml", "kernel-log"}},
+    {"imex-channels", "multi-node NVLink nodes have an IMEX channel", {"fabric.imex-channels-missing"}, check_imex_channels, {"driver", "fabric", "services", "nvml"}},
+    {"fabric-state", "every GPU joined the NVLink fabric, healthy and in one domain", {"fabric.not-registered", "fabric.degraded"}, check_fabric_state, {"nvml"}},
     {"container-gpus", "a container was given GPUs", {"container.no-gpus"}, check_container_gpus, {"container", "devnodes", "pci", "driver", "env"}},
     {"container-capabilities", "NVIDIA_DRIVER_CAPABILITIES includes compute and utility", {"container.capabilities"}, check_container_caps, {"container", "env", "cuda"}},
     {"container-driver", "container driver libraries match the host module", {"container.driver-mismatch"}, check_container_driver, {"container", "driver"}},

@@ -32,6 +32,9 @@ struct TextParse {
   int smi_q_gpu = -1;
   std::string smi_q_section;
   int smi_q_process = -1;
+  // A "Fabric" block pasted on its own (nvidia-smi -q | grep -A5 Fabric):
+  // its lines belong to a GPU of their own until a line at its indent.
+  int smi_q_fabric_indent = -1;
   // The last command line seen ("$ nvidia-smi", ">>> import torch"), to tell
   // whose crash a "Segmentation fault" is.
   std::string last_command;

@@ -208,6 +208,13 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
       }
     }
   }
+  // NCCL's NVLink SHARP (NVLS) buffers failing to set up, with or without
+  // the code: after the fabric manager was restarted without a GPU reset,
+  // as NCCL's maintainers answered in NVIDIA/nccl#1488 and #976:
+  //   node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'
+  if (icontains(lowered, "transport/nvls.cc") && icontains(lowered, "cuda failure")) {
+    add_reported(p, "nccl-nvls", -1, "NCCL's NVLS setup failed", line, line_no);
+  }
   // NCCL: "NCCL WARN Cuda failure 'out of memory'".
   if (size_t at = lowered.find("cuda failure '");
       at != std::string_view::npos && icontains(lowered, "nccl")) {

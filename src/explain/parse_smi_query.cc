@@ -21,11 +21,28 @@
 //           Process ID                                     : 632
 //           Used GPU Memory                                : 138876 MiB
 //
+// The fabric section (R580; older drivers print fewer rows, so rows are
+// read by their labels; a GB200 in kubernetes-sigs/dra-driver-nvidia-gpu#626,
+// an H100 in Azure/azhpc-images#506, which pasted the block on its own):
+//
+//       Fabric
+//           State                                      : Completed
+//           Status                                     : Insufficient Resources
+//           CliqueId                                   : 0
+//           ClusterUUID                                : 00000000-0000-0000-0000-000000000000
+//           Health
+//               Summary                                : Unhealthy
+//               Bandwidth                              : Full
+//               Route Recovery in progress             : N/A
+//               Route Unhealthy                        : N/A
+//
 // A GPU block starts at "GPU <bus id>" in column 0; a heading is a line with
 // no " : " (the values under it are indented deeper); a value line is
 // "key : value". The plain table and -L are parse_nvml.cc's.
 #include <algorithm>
+#include <utility>
 
+#include "catalog/cuda_errors.h"
 #include "explain/parse.h"
 
 namespace gd {
@@ -75,8 +92,53 @@ std::optional<uint64_t> spaced_mib(std::string_view v) {
   return mib_bytes(joined);
 }
 
+// NVML_GPU_FABRIC_HEALTH_MASK_* (catalog/fabric_health.h): a two-bit flag
+// at `shift`, 1 TRUE (the problem is there), 2 FALSE.
+void set_health_flag(NvmlGpu& g, int shift, bool problem) {
+  g.fabric_health_mask.rc = 0;
+  g.fabric_health_mask.value &= ~(0x3u << shift);
+  g.fabric_health_mask.value |= (problem ? 1u : 2u) << shift;
+}
+
+void fabric_value(std::string_view key, std::string_view value, NvmlGpu& g) {
+  if (value == "N/A") return;
+  if (key == "State") {
+    for (auto [text, state] : {std::pair{"Not Supported", 0},
+                               {"Not Started", 1},
+                               {"In Progress", 2},
+                               {"Completed", 3}}) {
+      if (value == text) g.fabric_state = {state, 0};
+    }
+  } else if (key == "Status") {
+    int rc = value == "Success" ? 0 : nvml_error_by_string(value);
+    if (rc >= 0) g.fabric_status = {rc, 0};
+  } else if (key == "CliqueId" && leading_number(value) >= 0) {
+    g.fabric_clique_id = {static_cast<uint32_t>(leading_number(value)), 0};
+  } else if (key == "ClusterUUID") {
+    bool zero = value.find_first_not_of("0-") == std::string_view::npos;
+    g.fabric_cluster_uuid = {zero ? "" : std::string(value), 0};
+  } else if (key == "Summary") {
+    for (auto [text, summary] :
+         {std::pair{"Healthy", 1}, {"Unhealthy", 2}, {"Limited Capacity", 3}}) {
+      if (value == text) g.fabric_health_summary = {summary, 0};
+    }
+  } else if (key == "Bandwidth" && (value == "Full" || value == "Degraded")) {
+    set_health_flag(g, 0, value == "Degraded");
+  } else if (value == "True" || value == "False") {
+    for (auto [label, shift] : {std::pair{"Route Recovery in progress", 2},
+                                {"Route Unhealthy", 4},
+                                {"Access Timeout Recovery", 6}}) {
+      if (key == label) set_health_flag(g, shift, value == "True");
+    }
+  }
+}
+
 void gpu_value(std::string_view section, std::string_view key, std::string_view value, NvmlGpu& g,
                TextParse* p) {
+  if (section == "Fabric") {
+    fabric_value(key, value, g);
+    return;
+  }
   if (section.empty()) {
     if (key == "Product Name") g.name = {std::string(value), 0};
     if (key == "GPU UUID") g.uuid = {std::string(value), 0};
@@ -130,10 +192,35 @@ bool parse_smi_query_line(std::string_view line, TextParse* p) {
     p->smi_q_gpu = static_cast<int>(&g - p->s->nvml.gpus.data());
     p->smi_q_section.clear();
     p->smi_q_process = -1;
+    p->smi_q_fabric_indent = -1;
+    return true;
+  }
+  size_t indent = line.find_first_not_of(' ');
+  if (p->smi_q_gpu < 0 && indent != std::string_view::npos && trim(line) == "Fabric") {
+    // A fabric block without its GPU: one more GPU, known by its index.
+    NvmlInfo& n = text_nvml(p);
+    if (n.init_rc == -1) n.init_rc = 0;
+    NvmlGpu g;
+    g.index = static_cast<uint32_t>(n.gpus.size());
+    n.gpus.push_back(g);
+    set_device_count(n);
+    p->smi_q_gpu = static_cast<int>(n.gpus.size()) - 1;
+    p->smi_q_section = "Fabric";
+    p->smi_q_fabric_indent = static_cast<int>(indent);
     return true;
   }
   if (p->smi_q_gpu < 0) return false;
-  size_t indent = line.find_first_not_of(' ');
+  if (p->smi_q_fabric_indent >= 0) {
+    if (indent == std::string_view::npos || static_cast<int>(indent) <= p->smi_q_fabric_indent) {
+      p->smi_q_gpu = p->smi_q_fabric_indent = -1;
+      return false;
+    }
+    size_t colon = line.find(" : ");
+    if (colon == std::string_view::npos) return true;  // "Health"
+    NvmlGpu& g = p->s->nvml.gpus[static_cast<size_t>(p->smi_q_gpu)];
+    fabric_value(trim(line.substr(0, colon)), trim(line.substr(colon + 3)), g);
+    return true;
+  }
   if (indent == 0 || indent == std::string_view::npos) {
     p->smi_q_gpu = -1;  // back in column 0: the GPU block ended
     return false;

@@ -44,7 +44,8 @@ const std::vector<Rule> kRules = {
   // corpus's prior (docs/explain.md "Priors").
   {"cuda:100", {"visible-devices.invalid", "visible-devices.hides-all", "container.no-gpus", "mig.no-instances", "devnodes.missing"}},
   {"cuda:304", {"devnodes.permission", "cgroup.device-denied", "devnodes.rootless-denied", "devnodes.selinux-denied"}},  // §3, §7.6
-  {"cuda:802", {"fabric-manager.not-running"}},                                // §3, §10
+  // §3, §10; the fabric chain behind 802 (docs/fabric.md), its usual breaks first.
+  {"cuda:802", {"fabric-manager.not-running", "fabric-manager.version-mismatch", "fabric.ib-modules-missing"}},
   {"cuda:803", {"cuda.compat-mismatch", "driver.library-mismatch", "container.driver-mismatch"}},  // §3, §10
   {"cuda:804", {"cuda.compat-unsupported"}},                                   // §3, §10
   {"cuda:805", {"mps.unreachable"}}, {"cuda:806", {"mps.unreachable"}},        // §3 805-812
@@ -85,6 +86,8 @@ const std::vector<Rule> kRules = {
   {"wsl",                   {"wsl.no-gpu-support", "wsl.libs-missing", "wsl.libs-shadowed"}},
   {"container:driver-libs-in-image", {"container.driver-mismatch"}},           // §6.3
   {"nccl:p2p-hang",         {"p2p.blocked"}},                                  // §12.2
+  // NVLS buffers that fail to set up on an NVSwitch node (docs/fabric.md, link 4).
+  {"nccl-nvls",             {"fabric-manager.restarted-without-reset"}},
   // A `docker run` that asked for no GPU (explain/parse_hints.cc).
   {"container-no-gpu-flag", {"container.no-gpus"}},
   // §10 row 1-2: no module: Secure Boot / probe failure, nouveau, unsupported GPU.
@@ -132,8 +135,11 @@ const std::vector<Rule> kRules = {
   {"module-signature:rejected",     {"driver.module-load-failed"}},
   {"kernel:nouveau",      {"driver.nouveau"}},
   // §2.2: the fabric manager's own lines when it does not start.
-  {"fabric-manager:version-mismatch",  {"fabric-manager.not-running"}},
-  {"fabric-manager:topology-mismatch", {"fabric-manager.not-running"}},
+  {"fabric-manager:version-mismatch",  {"fabric-manager.version-mismatch"}},
+  {"fabric-manager:topology-mismatch", {"fabric.switch-missing"}},
+  // The NVLink5 start script and NVLSM on a missing ib_umad (docs/fabric.md).
+  {"fabric-manager:ib-umad-missing",   {"fabric.ib-modules-missing"}},
+  {"fabric-manager:umad-init-failed",  {"fabric.ib-modules-missing"}},
 };
 
 struct Help {
@@ -181,6 +187,14 @@ const std::vector<Help> kHelp = {
    "run `gpudoctor check` inside the container: it reads the device cgroup"},
   {"fabric-manager.not-running", {"sudo systemctl enable --now nvidia-fabricmanager   # same version as the driver"},
    "systemctl status nvidia-fabricmanager; nvidia-smi -q | grep -A2 Fabric   # or `gpudoctor check`"},
+  {"fabric-manager.version-mismatch", {"install the fabric manager package of exactly the driver's version (apt-cache policy nvidia-fabricmanager-<branch>), then sudo systemctl restart nvidia-fabricmanager"},
+   "cat /proc/driver/nvidia/version; nv-fabricmanager --version   # or `gpudoctor check`, which compares package, binary and driver"},
+  {"fabric-manager.restarted-without-reset", {"stop the CUDA programs and GPU services, sudo systemctl stop nvidia-fabricmanager, sudo nvidia-smi -r, sudo systemctl start nvidia-fabricmanager"},
+   "journalctl -u nvidia-fabricmanager -b   # more than one start in this boot; `gpudoctor check` reads it"},
+  {"fabric.switch-missing", {"lspci -d 10de: | grep -i bridge   # every NVSwitch of the baseboard must be there; a missing one needs a power cycle or service"},
+   "run `gpudoctor check` on that machine: it lists the NVSwitches on the bus and their driver"},
+  {"fabric.ib-modules-missing", {"sudo modprobe -a mlx5_ib ib_umad, list both in /etc/modules-load.d/, then sudo systemctl restart nvidia-fabricmanager"},
+   "lsmod | grep -E 'mlx5_ib|ib_umad'; ls /sys/class/infiniband   # or `gpudoctor check` on the NVLink5 node"},
   {"cuda.compat-mismatch", {"remove the cuda-compat directory from LD_LIBRARY_PATH, or install the driver it was made for"},
    "echo $LD_LIBRARY_PATH; cat /proc/driver/nvidia/version   # or `gpudoctor check`, which names the libcuda loaded"},
   {"cuda.compat-unsupported", {"remove the cuda-compat directory from LD_LIBRARY_PATH (GeForce GPUs do not support it), or upgrade the driver"},
@@ -313,7 +327,7 @@ std::vector<Signal> signals(const Snapshot& s) {
   }
   // A missing device node is itself a cause CUDA names only by 999 or 100
   // (facts §7.5: without /dev/nvidia-uvm, CUDA error 999).
-  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag",
+  for (const char* kind : {"nvidia-smi-missing", "cuda-alloc", "container-no-gpu-flag", "nccl-nvls",
                            "uvm-node-missing", "devnodes-missing", "driver-proc-missing",
                            "devnodes-permission", "selinux-denial", "mig-none", "nouveau"}) {
     if (has_reported(s, kind)) add_signal(&out, kind, reported_lines(s, {kind}, -1));

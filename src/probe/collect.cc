@@ -93,9 +93,9 @@ Snapshot collect_snapshot(const ProbeOptions& opt) {
 
   // env comes first: the container probe reads the `container` variable.
   using FileProbe = ProbeRecord (*)(const ProbeOptions&, Snapshot*);
-  const FileProbe kFileProbes[] = {probe_env,       probe_limits,   probe_driver,
-                                   probe_pci,       probe_iommu,    probe_devnodes,
-                                   probe_container, probe_services, probe_kernel_log};
+  const FileProbe kFileProbes[] = {probe_env,    probe_limits,    probe_driver,    probe_pci,
+                                   probe_iommu,  probe_devnodes,  probe_container, probe_services,
+                                   probe_fabric, probe_kernel_log};
   for (FileProbe probe : kFileProbes) {
     auto start = Clock::now();
     ProbeRecord rec = probe(opt, &s);

@@ -24,8 +24,12 @@ bool is_version_token(std::string_view t) {
   return dot;
 }
 
+// The NVIDIA modules, nouveau, and the InfiniBand modules an NVLink5
+// baseboard's fabric needs (mlx5_ib makes its management ports InfiniBand
+// devices, ib_umad gives the subnet manager their umad nodes).
 bool keep_module(std::string_view name) {
-  return name.substr(0, 6) == "nvidia" || name == "nouveau" || name == "nv_peer_mem";
+  return name.substr(0, 6) == "nvidia" || name == "nouveau" || name == "nv_peer_mem" ||
+         name == "mlx5_core" || name == "mlx5_ib" || name == "ib_umad";
 }
 
 }  // namespace
@@ -291,8 +295,8 @@ void read_modules(const RootFs& fs, DriverInfo* d, ProbeNotes* notes) {
     notes->gap("driver.modules", r.error());
   }
   // The modules /proc/modules did not list may still be in the kernel.
-  for (const char* name :
-       {"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem", "nouveau"}) {
+  for (const char* name : {"nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem",
+                           "nouveau", "mlx5_core", "mlx5_ib", "ib_umad"}) {
     bool listed = false;
     for (const auto& m : d->modules) listed = listed || m.name == name;
     if (listed) continue;

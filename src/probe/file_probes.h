@@ -155,4 +155,7 @@ ProbeRecord probe_services_at(const RootFs& fs, Snapshot* s);
 // "Version: 550.54.15-1" of the first installed nvidia-fabricmanager* package.
 std::optional<std::string> fabricmanager_version_from_dpkg(std::string_view status_text);
 
+// --- fabric (after services: it reads the fabric manager's pid) ------------------------
+ProbeRecord probe_fabric_at(const RootFs& fs, Snapshot* s);
+
 }  // namespace gd

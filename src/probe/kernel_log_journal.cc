@@ -117,25 +117,35 @@ std::string newest_kernel_boot(sd_journal* j) {
   return id;
 }
 
-// (kernel AND this boot) OR (fabric manager AND this boot).
+// The fabric's user-space programs whose journal entries are read beside
+// the kernel's: the fabric manager, the start script its unit runs (it
+// loads NVLSM on NVLink5 systems and says why it gave up), and NVLSM.
+constexpr const char* kFabricIdentifiers[] = {"nv-fabricmanager", "nvidia-fabricmanager-start.sh",
+                                              "nvlsm"};
+
+// (kernel AND this boot) OR (a fabric program AND this boot), for each program.
 bool add_journal_matches(const RootFs& fs, sd_journal* j) {
   std::string boot = boot_id_hex(fs);
   if (boot.empty()) boot = newest_kernel_boot(j);
   if (boot.empty()) return false;
   std::string boot_match = "_BOOT_ID=" + boot;
   sd().sd_journal_flush_matches(j);
-  return sd().sd_journal_add_match(j, "_TRANSPORT=kernel", 0) >= 0 &&
-         sd().sd_journal_add_match(j, boot_match.c_str(), 0) >= 0 &&
-         sd().sd_journal_add_disjunction(j) >= 0 &&
-         sd().sd_journal_add_match(j, "SYSLOG_IDENTIFIER=nv-fabricmanager", 0) >= 0 &&
+  bool ok = sd().sd_journal_add_match(j, "_TRANSPORT=kernel", 0) >= 0 &&
+            sd().sd_journal_add_match(j, boot_match.c_str(), 0) >= 0;
+  for (const char* id : kFabricIdentifiers) {
+    std::string match = std::string("SYSLOG_IDENTIFIER=") + id;
+    ok = ok && sd().sd_journal_add_disjunction(j) >= 0 &&
+         sd().sd_journal_add_match(j, match.c_str(), 0) >= 0 &&
          sd().sd_journal_add_match(j, boot_match.c_str(), 0) >= 0;
+  }
+  return ok;
 }
 
 // One journal entry. Kernel entries become kmsg records (journald keeps the
 // record's stamp in _SOURCE_MONOTONIC_TIMESTAMP, microseconds):
 //   _TRANSPORT=kernel  PRIORITY=4  _SOURCE_MONOTONIC_TIMESTAMP=88123456
 //   MESSAGE=NVRM: Xid (PCI:0000:17:00): 79, pid='<unknown>', name=<unknown>, ...
-// The fabric manager's entries become syslog lines:
+// The fabric programs' entries become syslog lines under their identifier:
 //   2026-12-02T10:00:01.000000+00:00 node7 nv-fabricmanager[2301]: <MESSAGE>
 void feed_journal_entry(sd_journal* j, Feed* f) {
   auto transport = journal_field(j, "_TRANSPORT");
@@ -146,8 +156,9 @@ void feed_journal_entry(sd_journal* j, Feed* f) {
     sd().sd_journal_get_realtime_usec(j, &rt);
     auto host = journal_field(j, "_HOSTNAME");
     auto pid = journal_field(j, "_PID");
-    prefix = iso_time_us(rt) + " " + std::string(host ? printable(*host, 64) : "localhost") +
-             " nv-fabricmanager";
+    auto ident = journal_field(j, "SYSLOG_IDENTIFIER");
+    prefix = iso_time_us(rt) + " " + std::string(host ? printable(*host, 64) : "localhost") + " " +
+             std::string(ident ? printable(*ident, 64) : "nv-fabricmanager");
     if (pid) prefix += "[" + printable(*pid, 16) + "]";
     prefix += ": ";
   }

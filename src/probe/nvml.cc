@@ -4,7 +4,11 @@
 //
 // The types and symbols are in nvml_api.h; the health readings and the
 // GPU-pair topology in nvml_health.cc.
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <vector>
 
 #include "probe/hw_common.h"
@@ -132,6 +136,18 @@ void read_processes(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std:
   }
 }
 
+// The 16 bytes of a cluster UUID in the 8-4-4-4-12 form nvidia-smi prints;
+// "" for all zeros (no cluster assigned).
+std::string cluster_uuid_text(const unsigned char (&b)[16]) {
+  if (std::all_of(std::begin(b), std::end(b), [](unsigned char c) { return c == 0; })) return "";
+  std::string out;
+  for (size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", b[i]);
+  }
+  return out;
+}
+
 void read_fabric_and_mig(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
                          NvmlGpu* g) {
   // v3 first; v2 (deprecated) only from a driver that does not know v3.
@@ -143,10 +159,15 @@ void read_fabric_and_mig(const Api& a, ChildOutput& out, nvmlDevice_t dev, const
     fi.version = kFabricInfoV2;
     rc = ask(out, a.fabric, at + " v2", [&](auto f) { return f(dev, &fi); });
   }
-  g->fabric_state.rc = g->fabric_status.rc = rc;
+  g->fabric_state.rc = g->fabric_status.rc = g->fabric_clique_id.rc = rc;
+  g->fabric_cluster_uuid.rc = g->fabric_health_mask.rc = rc;
   if (rc == kSuccess) {
     g->fabric_state.value = fi.state;
     g->fabric_status.value = fi.status;
+    g->fabric_clique_id.value = fi.cliqueId;
+    g->fabric_cluster_uuid.value = cluster_uuid_text(fi.clusterUuid);
+    g->fabric_health_mask.value = fi.healthMask;
+    if (fi.version == kFabricInfoV3) g->fabric_health_summary = {fi.healthSummary, rc};
   }
   if (!g->mig_mode_current.ok() || g->mig_mode_current.value != 1) return;
   unsigned max = 0;

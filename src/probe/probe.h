@@ -48,6 +48,7 @@ ProbeRecord probe_pci(const ProbeOptions& opt, Snapshot* s);     // sysfs_pci
 ProbeRecord probe_devnodes(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_container(const ProbeOptions& opt, Snapshot* s);
 ProbeRecord probe_services(const ProbeOptions& opt, Snapshot* s);  // + s->processes
+ProbeRecord probe_fabric(const ProbeOptions& opt, Snapshot* s);    // after services
 // s->kernel_log: every event of the current boot (no age filter; checks
 // apply their window), from /dev/kmsg, the journal or kern.log (kernel_log.cc).
 ProbeRecord probe_kernel_log(const ProbeOptions& opt, Snapshot* s);

@@ -15,15 +15,22 @@ namespace gd {
 
 namespace {
 
-constexpr std::array<const char*, 4> kServices = {
-    "nv-fabricmanager", "nvidia-persistenced", "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"};
+// The fabric manager stays first (its package version is recorded there).
+// NVLSM, the NVLink subnet manager of NVLink5 baseboards, is started by
+// the fabric manager's unit; nvidia-imex serves multi-node NVLink.
+constexpr std::array<const char*, 6> kServices = {"nv-fabricmanager",
+                                                  "nvidia-persistenced",
+                                                  "nvidia-cuda-mps-control",
+                                                  "nvidia-cuda-mps-server",
+                                                  "nvlsm",
+                                                  "nvidia-imex"};
 // The kernel keeps 15 bytes of a process name in comm (TASK_COMM_LEN 16), so
 // "nvidia-persistenced" shows as "nvidia-persiste".
 constexpr size_t kCommLen = 15;
 constexpr size_t kMaxProcesses = 1000;
 
 bool nvidia_related(std::string_view comm) {
-  for (std::string_view p : {"nvidia", "nv-", "nv_", "dcgm", "nv-hostengine", "nvsm"}) {
+  for (std::string_view p : {"nvidia", "nv-", "nv_", "dcgm", "nv-hostengine", "nvsm", "nvlsm"}) {
     if (comm.substr(0, p.size()) == p) return true;
   }
   return false;

@@ -351,6 +351,15 @@ struct NvmlGpu {
   NvmlValue<std::vector<NvmlProcess>> processes;  // compute processes
   NvmlValue<int> fabric_state;   // 0 not supported, 1 not started, 2 in progress, 3 completed
   NvmlValue<int> fabric_status;  // nvmlReturn_t inside the fabric info
+  // The rest of the fabric info, read in the same call (rc as fabric_state's):
+  // the NVLink domain the fabric manager placed the GPU in. A cluster UUID
+  // of all zeros is "" (none assigned).
+  NvmlValue<uint32_t> fabric_clique_id;
+  NvmlValue<std::string> fabric_cluster_uuid;  // "0b6b0a04-..."
+  NvmlValue<uint32_t> fabric_health_mask;      // NVML_GPU_FABRIC_HEALTH_MASK_* fields
+  // v3 only (rc -1 from a driver that answers v2): 0 not supported,
+  // 1 healthy, 2 unhealthy, 3 limited capacity.
+  NvmlValue<int> fabric_health_summary;
   NvmlValue<uint32_t> mig_instance_count;  // MIG devices visible (GetMaxMigDeviceCount/handles)
   NvmlHealth health;
 };
@@ -509,6 +518,60 @@ struct KernelLogInfo {
   std::map<std::string, std::string> gpu_uuids;
 };
 
+// --- NVLink fabric (NVSwitch systems) ----------------------------------------------
+
+// One port of an InfiniBand device (/sys/class/infiniband/<dev>/ports/<n>).
+struct IbPort {
+  int port = 0;
+  std::string state;       // "state": "4: ACTIVE", "1: DOWN"
+  std::string link_layer;  // "InfiniBand", "Ethernet"
+  // cap_mask bit 10, IsSMDisabled: the subnet manager may not run on this
+  // port (the fabric manager's start script skips such ports).
+  bool sm_disabled = false;
+};
+
+// A Mellanox PCI function that may be the NVLink management bridge of an
+// NVLink5 baseboard (HGX/DGX B200, B300): a ConnectX-7 whose VPD carries
+// SW_MNG. The NVSwitches sit behind it, not on the host's PCI bus.
+struct NvlinkBridge {
+  std::string bdf;     // "0000:05:00.1"
+  std::string driver;  // "mlx5_core"; "" unbound
+  // 1: its VPD names SW_MNG, 0: it does not, -1: VPD not readable (vpd_error).
+  int switch_management = -1;
+  std::string vpd_error;  // "cannot read /sys/bus/pci/devices/.../vpd: Permission denied"
+  std::string ib_device;  // its InfiniBand device ("mlx5_10"); "" without mlx5_ib
+  std::vector<IbPort> ports;
+};
+
+// What the probes saw of the NVLink fabric's software around the driver:
+// the fabric manager's files, the NVLink5 management side, IMEX channels,
+// and the fabric manager's own log. Which of it matters is the checks'
+// business (facts/fabric.h).
+struct FabricInfo {
+  bool fm_binary = false;  // /usr/bin/nv-fabricmanager
+  std::string fm_unit;  // the unit file found, "/lib/systemd/system/nvidia-fabricmanager.service"
+  // A *.wants link to it under /etc/systemd/system: 1 enabled, 0 not, -1 no unit file.
+  int fm_unit_enabled = -1;
+  // The running fabric manager's /proc/PID/exe; " (deleted)" at its end when
+  // the package replaced the binary under it. "" when none runs or unreadable.
+  std::string fm_exe;
+  bool nvlsm_binary = false;  // /opt/nvidia/nvlsm/sbin/nvlsm (package nvlsm)
+  // /sys/class/infiniband_mad/abi_version exists: ib_umad is in the kernel.
+  bool umad = false;
+  std::vector<NvlinkBridge> bridges;  // Mellanox functions, sorted by bdf
+  // /dev/nvidia-caps-imex-channels: its channel nodes ("channel0").
+  bool imex_dir = false;
+  std::vector<std::string> imex_channels;
+  // Multi-node NVLink configured here: the IMEX daemon's node list
+  // (/etc/nvidia-imex/nodes_config.cfg) exists.
+  bool imex_configured = false;
+  // /var/log/fabricmanager.log, decoded like a kernel log (kind
+  // "fabric-manager"); read only where a fabric manager is expected.
+  std::string log_path;   // "" not read
+  std::string log_error;  // why it could not be read
+  std::vector<KernelEvent> log_events;
+};
+
 // --- what a program reported -------------------------------------------------------
 
 // An error line a program printed, as `explain` read it from pasted text:
@@ -544,6 +607,7 @@ struct Snapshot {
   ContainerInfo container;
   std::vector<ServiceInfo> services;
   std::vector<ProcessInfo> processes;  // NVIDIA-related processes only
+  FabricInfo fabric;
   NvmlInfo nvml;
   CudaInfo cuda;
   KernelLogInfo kernel_log;

@@ -118,7 +118,8 @@ GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_s
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, vbios_version, pci_bus_id, pci_device_id,
         minor_number, memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
         compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
-        max_sm_clock_mhz, processes, fabric_state, fabric_status, mig_instance_count, health)
+        max_sm_clock_mhz, processes, fabric_state, fabric_status, fabric_clique_id, fabric_cluster_uuid,
+        fabric_health_mask, fabric_health_summary, mig_instance_count, health)
 GD_JSON(NvmlTopoPair, a, b, level)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
         driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology,
@@ -135,10 +136,14 @@ GD_JSON(KernelEvent, kind, type, code, gpu, device, link, pid, process, message,
         last, age_s, first_unix_s, last_unix_s)
 GD_JSON(KernelLogInfo, attempted, source, unreadable, dmesg_restrict, bytes, events, unfolded,
         ages_to_log_end, gpu_uuids)
+GD_JSON(IbPort, port, state, link_layer, sm_disabled)
+GD_JSON(NvlinkBridge, bdf, driver, switch_management, vpd_error, ib_device, ports)
+GD_JSON(FabricInfo, fm_binary, fm_unit, fm_unit_enabled, fm_exe, nvlsm_binary, umad, bridges,
+        imex_dir, imex_channels, imex_configured, log_path, log_error, log_events)
 GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
-        pci, pci_bridges, iommu, devnodes, security, container, services, processes, nvml, cuda,
-        kernel_log, reported, probes, unobserved)
+        pci, pci_bridges, iommu, devnodes, security, container, services, processes, fabric, nvml,
+        cuda, kernel_log, reported, probes, unobserved)
 
 #undef GD_JSON
 

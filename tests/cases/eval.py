@@ -93,7 +93,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # 71.9 %.
 # With check program-arch (CUDA error 209 and PyTorch's sm_XY warning, from the
 # runtime reference's meaning of 209): 67.2 % (tune 77.4, measure 55.5) and 73.0 %.
-FLOOR = {"top1": 0.67, "top3": 0.72, "false_alarms": 1}
+# With the fabric chain's own ids (docs/fabric.md: a version mismatch, a
+# restart without a GPU reset, NVLSM's missing ib_umad, nvidia-smi -q's
+# fabric block; the dstack case's 802 alone now names the wrong link of it):
+# 68.8 % (tune 81.0, measure 54.6) and 75.0 %.
+FLOOR = {"top1": 0.68, "top3": 0.74, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")

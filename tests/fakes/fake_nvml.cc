@@ -369,11 +369,17 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev, nvmlGpuFa
   // v2's fields sit at the same offsets in v3 (both layouts are asserted
   // above); a v2 caller's 36-byte buffer ends before healthSummary.
   std::memset(info->clusterUuid, 0, sizeof info->clusterUuid);
+  const std::string& hex = dev->gpu->fabric_cluster_uuid;
+  for (size_t i = 0; i < sizeof info->clusterUuid && 2 * i + 1 < hex.size(); ++i) {
+    info->clusterUuid[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  }
   info->status = dev->gpu->fabric_status;
-  info->cliqueId = 0;
+  info->cliqueId = dev->gpu->fabric_clique_id;
   info->state = static_cast<unsigned char>(dev->gpu->fabric_state);
-  info->healthMask = 0;
-  if (info->version == kFabricInfoV3) info->healthSummary = 0;  // NOT_SUPPORTED
+  info->healthMask = dev->gpu->fabric_health_mask;
+  if (info->version == kFabricInfoV3) {
+    info->healthSummary = static_cast<unsigned char>(dev->gpu->fabric_health_summary);
+  }
   return kSuccess;
 }
 

@@ -197,6 +197,10 @@ Gpu parse_gpu(const json& j) {
     g.fabric_supported = true;
     g.fabric_state = get_int(*it, "state", 0);
     g.fabric_status = get_int(*it, "status", 0);
+    g.fabric_clique_id = static_cast<unsigned>(get_int(*it, "clique_id", 0));
+    g.fabric_health_mask = static_cast<unsigned>(get_int(*it, "health_mask", 0));
+    g.fabric_health_summary = get_int(*it, "health_summary", 0);
+    g.fabric_cluster_uuid = get_string(*it, "cluster_uuid", "");
   }
   g.lost = j.value("lost", false);
   g.errors = get_int_map(j, "errors");

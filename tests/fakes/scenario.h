@@ -23,7 +23,9 @@
 //                 "mig_instances": [{"uuid": "MIG-...", "gi": 1, "ci": 0,
 //                                    "memory_total_bytes", "multiprocessors"}],
 //                 "processes": [{"pid": 4242, "used_memory_bytes": 1}],  // null = N/A
-//                 "fabric": {"state": 3, "status": 0},  // absent: NOT_SUPPORTED
+//                 "fabric": {"state": 3, "status": 0,   // absent: NOT_SUPPORTED
+//                            "clique_id": 1, "cluster_uuid": "<32 hex digits>",
+//                            "health_mask": 0, "health_summary": 1},
 //                 "lost": true,               // fallen off the bus: NVML 15, CUDA skips it
 //                 "errors": {"nvmlDeviceGetMemoryInfo": 15},  // per-GPU return codes
 //                 "numa": 0,                  // NUMA node, for the topology rule below
@@ -188,6 +190,9 @@ struct Gpu {
   std::vector<Process> processes;
   bool fabric_supported = false;
   int fabric_state = 0, fabric_status = 0;
+  unsigned fabric_clique_id = 0, fabric_health_mask = 0;
+  int fabric_health_summary = 0;
+  std::string fabric_cluster_uuid;  // 32 hex digits; "" all zeros
   bool lost = false;
   std::map<std::string, int> errors;
   int numa = -1;  // NUMA node, for the topology rule; -1 = not given

@@ -743,14 +743,10 @@ def hgx_8xh100():
     t["dev/nvidia-caps/nvidia-cap1"] = node(236, 1, "0400")
     t["dev/nvidia-caps/nvidia-cap2"] = node(236, 2, "0444")
     ws_libs(t, "550.54.15")
-    t["usr/bin/nv-fabricmanager"] = ""
-    t["var/lib/dpkg/status"] = (
-        "Package: libc6\nStatus: install ok installed\nVersion: 2.35-0ubuntu3.6\n\n"
-        "Package: nvidia-fabricmanager-550\nStatus: install ok installed\n"
-        "Architecture: amd64\nVersion: 550.54.15-1\n\n"
-        "Package: zlib1g\nStatus: install ok installed\nVersion: 1:1.2.11.dfsg-2ubuntu9.2\n")
     process(t, 2201, "nvidia-persistenced", PERSISTENCED_CMDLINE)
     process(t, 2301, "nv-fabricmanager", FM_CMDLINE)
+    t["proc/2301/exe"] = Link("/usr/bin/nv-fabricmanager")
+    fabric_manager_files(t, "550.54.15")
     t["proc/uptime"] = "604800.50 90000000.00\n"
     t["proc/sys/kernel/dmesg_restrict"] = "1\n"
     # The NVSwitch open line: gpud test data (nvidia-facts.md §7.3), with
@@ -762,8 +758,269 @@ def hgx_8xh100():
 
 def hgx_no_fm():
     t = hgx_8xh100()
-    del t["proc/2301/comm"]
-    del t["proc/2301/cmdline"]
+    stop_process(t, 2301)
+    return t
+
+
+# --- the fabric chain (docs/fabric.md): HGX H100, HGX B200, a GB200 tray ----------
+
+# The kernel's boot time (/proc/stat btime, 2024-12-01 00:00 UTC): the fabric
+# manager's log lines below are a day later, after it in any time zone.
+FABRIC_BTIME = 1733011200
+FM_UNIT = "nvidia-fabricmanager.service"
+# nvidia-fabricmanager's log (/var/log/fabricmanager.log): "[date] [LEVEL]
+# [tid N] message". The messages are the fabric manager's own, from public
+# threads (docs/fabric.md names them); dates and tids are this tree's.
+FM_STARTED = ("[Dec 02 2024 12:00:41] [INFO] [tid 2318] Successfully configured all the "
+              "available NVSwitches to route GPU NVLink traffic. NVLink Peer-to-Peer support "
+              "will be enabled once the GPUs are successfully registered with the NVLink "
+              "fabric.\n")
+
+
+def stop_process(t, pid):
+    for f in ("comm", "cmdline", "exe"):
+        t.pop(f"proc/{pid}/{f}", None)
+
+
+def fabric_manager_files(t, version, enabled=True):
+    """The fabric manager as its package installs it: binary, unit (enabled
+    by a multi-user.target.wants link), dpkg stanza, and a log."""
+    t["usr/bin/nv-fabricmanager"] = ""
+    t[f"lib/systemd/system/{FM_UNIT}"] = "[Unit]\nDescription=NVIDIA fabric manager service\n"
+    if enabled:
+        t[f"etc/systemd/system/multi-user.target.wants/{FM_UNIT}"] = Link(
+            f"/lib/systemd/system/{FM_UNIT}")
+    branch = version.split(".")[0]
+    t["var/lib/dpkg/status"] = (
+        "Package: libc6\nStatus: install ok installed\nVersion: 2.35-0ubuntu3.6\n\n"
+        f"Package: nvidia-fabricmanager-{branch}\nStatus: install ok installed\n"
+        f"Architecture: amd64\nVersion: {version}-1\n\n"
+        "Package: zlib1g\nStatus: install ok installed\nVersion: 1:1.2.11.dfsg-2ubuntu9.2\n")
+    t["proc/stat"] = (f"cpu  1 2 3 4 5 6 7 8 9 10\nintr 0\nctxt 1\nbtime {FABRIC_BTIME}\n"
+                      "processes 4242\n")
+    t["var/log/fabricmanager.log"] = FM_STARTED
+
+
+def hgx_switch_lost():
+    """NVSwitch 0000:08:00.0 gone from the bus: the fabric manager refused
+    the topology (its line as in nvidia-facts.md §2.2) and stopped."""
+    t = hgx_8xh100()
+    for rel in [r for r in t if "0000:08:00.0" in r or r.endswith("0000:04:03.0")]:
+        del t[rel]
+    del t["dev/nvidia-nvswitch3"]
+    stop_process(t, 2301)
+    t["var/log/fabricmanager.log"] = (
+        "[Dec 02 2024 12:00:39] [ERROR] [tid 2318] detected number of NVSwitches don't match "
+        "with any supported system topology, aborting fabric manager\n")
+    return t
+
+
+def hgx_fm_missing():
+    """The fabric manager never installed: no binary, unit, package or log."""
+    t = hgx_8xh100()
+    stop_process(t, 2301)
+    for rel in ["usr/bin/nv-fabricmanager", f"lib/systemd/system/{FM_UNIT}",
+                f"etc/systemd/system/multi-user.target.wants/{FM_UNIT}",
+                "var/log/fabricmanager.log"]:
+        del t[rel]
+    t["var/lib/dpkg/status"] = (
+        "Package: libc6\nStatus: install ok installed\nVersion: 2.35-0ubuntu3.6\n")
+    return t
+
+
+def hgx_fm_mismatch():
+    """A fabric manager package of another build than the driver: it refuses
+    to start in the words of NVIDIA/gpu-operator#544 (this tree's versions)."""
+    t = hgx_8xh100()
+    stop_process(t, 2301)
+    fabric_manager_files(t, "550.54.14")
+    t["var/log/fabricmanager.log"] = (
+        "[Dec 02 2024 12:00:39] [ERROR] [tid 2318] fabric manager NVIDIA GPU driver interface "
+        "version 550.54.14 don't match with driver version 550.54.15. Please update with "
+        "matching NVIDIA driver package.\n")
+    return t
+
+
+B200_DRIVER = "570.124.06"
+B200_VERSION = (f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {B200_DRIVER}  "
+                "Release Build  (dvs-builder@U16-I3-B03-4-3)  Wed Feb 26 02:18:34 UTC 2025\n"
+                "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n")
+B200_LOADING = B200_VERSION.split("\n")[0].replace("NVRM version: ", "")
+MLNX, CX7 = 0x15b3, 0x1021  # Mellanox MT2910 Family [ConnectX-7]
+# The ConnectX-7 of an NVLink5 baseboard: two functions on one port, the
+# full PF and the limited PF that the fabric manager and NVLSM use; its VPD
+# names the switch-management model, SW_MNG (Fabric Manager User Guide,
+# HGX B200/B300). This VPD is this tree's: a product-name tag and the
+# vendor keyword with that value, not a dump of a real one.
+B200_BRIDGE = [("0000:05:00.0", "mlx5_0", False), ("0000:05:00.1", "mlx5_1", True)]
+B200_NIC = ("0000:1a:00.0", "mlx5_2")  # a compute NIC, not the bridge
+PORT_ACTIVE_SM = "0x2651e848"     # IsSMDisabled (bit 10) clear
+PORT_SM_DISABLED = "0x2651ec48"   # bit 10 set
+
+
+def vpd(management):
+    """VPD: the product-name tag, then the read-only keywords with SMDL."""
+    smdl = "SW_MNG" if management else "NIC"
+    return (b"\x82\x0aConnectX-7\x90\x0c" + b"SMDL" + bytes([len(smdl)]) + smdl.encode() +
+            b"\x78")
+
+
+def ib_function(t, bdf, ib, lpf, management, numa, cpus):
+    """A ConnectX-7 function on its root bus, mlx5_core bound, with its IB
+    device `ib` (present only while mlx5_ib is loaded) and that device's
+    port 1. On the bridge the full PF's port has the subnet manager
+    disabled; the limited PF's is the one NVLSM uses."""
+    pci_function(t, bdf, MLNX, CX7, MLNX, 0x0027, 0x020700, "mlx5_core", numa, cpus, "32.0", 16)
+    d = f"sys/devices/pci{bdf[:7]}/{bdf}/"
+    t[d + "vpd"] = vpd(management and lpf)
+    port = d + f"infiniband/{ib}/ports/1/"
+    t[port + "state"] = "4: ACTIVE\n"
+    t[port + "link_layer"] = "InfiniBand\n"
+    t[port + "cap_mask"] = (PORT_SM_DISABLED if management and not lpf else PORT_ACTIVE_SM) + "\n"
+    t[f"sys/class/infiniband/{ib}"] = Link(f"../../devices/pci{bdf[:7]}/{bdf}/infiniband/{ib}")
+
+
+def hgx_8xb200():
+    """HGX B200 8-GPU (NVLink5): the H100 board's PCI layout with B200s in
+    place of the H100s and no NVSwitch on the bus; the switches sit behind
+    the ConnectX-7 management bridge at 0000:05:00.x. Driver 570.124.06
+    (open), mlx5_ib and ib_umad loaded, NVLSM (pid 2290) and the fabric
+    manager (pid 2301) running."""
+    t = hgx_8xh100()
+    for rel in [r for r in t if any(sw in r for sw in HGX_SWITCHES) or "nvswitch" in r]:
+        del t[rel]
+    for bdf, _minor, _numa, _cpus in HGX_GPUS:
+        for rel in [r for r in t if r.endswith(f"/{bdf}/device")]:
+            t[rel] = "0x2901\n"
+        t[f"proc/driver/nvidia/gpus/{bdf}/information"] = information(
+            "NVIDIA B200", hgx_uuid(bdf), bdf, _minor, 0, "97.00.88.00.0F", B200_DRIVER)
+    t["proc/driver/nvidia/version"] = B200_VERSION
+    for bdf, ib, lpf in B200_BRIDGE:
+        ib_function(t, bdf, ib, lpf, True, 0, "0-55,112-167")
+    ib_function(t, B200_NIC[0], B200_NIC[1], False, False, 0, "0-55,112-167")
+    t["proc/modules"] = (
+        "ib_umad 45056 4 - Live 0x0000000000000000\n"
+        "mlx5_ib 483328 0 - Live 0x0000000000000000\n"
+        "ib_core 462848 3 ib_umad,mlx5_ib,nvidia_peermem, Live 0x0000000000000000\n"
+        "mlx5_core 2412544 1 mlx5_ib, Live 0x0000000000000000\n"
+        "nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)\n"
+        "nvidia_modeset 1355776 0 - Live 0x0000000000000000 (OE)\n"
+        "nvidia_uvm 4956160 8 - Live 0x0000000000000000 (OE)\n"
+        "nvidia 8650752 186 nvidia_peermem,nvidia_modeset,nvidia_uvm, "
+        "Live 0x0000000000000000 (OE)\n" + OTHER_MODULES)
+    t["proc/devices"] = t["proc/devices"].replace("508 nvidia-nvswitch\n", "")
+    t["sys/class/infiniband_mad/abi_version"] = "5\n"
+    t["opt/nvidia/nvlsm/sbin/nvlsm"] = ""
+    process(t, 2290, "nvlsm", "/opt/nvidia/nvlsm/sbin/nvlsm\0--config\0"
+            "/usr/share/nvidia/nvlsm/nvlsm.conf\0--guid\0" "0x0000000000000000\0")
+    ws_libs(t, B200_DRIVER)
+    fabric_manager_files(t, B200_DRIVER)
+    t["dev/kmsg"] = kmsg(KMSG_BOOT + kmsg_driver(B200_LOADING))
+    return t
+
+
+def b200_no_mlx5_ib():
+    """mlx5_ib not loaded: the bridge has no InfiniBand device, so the start
+    script fell back to the pre-NVLink5 path and the fabric manager found no
+    NVSwitch (NV_WARN_NOTHING_TO_DO, as on B200 in siderolabs/extensions#717)."""
+    t = hgx_8xb200()
+    for rel in [r for r in t if "/infiniband/" in r or r.startswith("sys/class/infiniband/")]:
+        del t[rel]
+    t["proc/modules"] = "".join(l + "\n" for l in t["proc/modules"].splitlines()
+                                if not l.startswith("mlx5_ib "))
+    stop_process(t, 2290)
+    stop_process(t, 2301)
+    t["var/log/fabricmanager.log"] = (
+        "[Dec 02 2024 12:00:39] [ERROR] [tid 2318] request to query NVSwitch device information "
+        "from NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n")
+    return t
+
+
+def b200_no_umad():
+    """ib_umad not loaded: NVLSM cannot open the umad nodes, so the start
+    script gives up before the fabric manager starts (spectrocloud/CanvOS#700)."""
+    t = hgx_8xb200()
+    del t["sys/class/infiniband_mad/abi_version"]
+    t["proc/modules"] = "".join(l + "\n" for l in t["proc/modules"].splitlines()
+                                if not l.startswith("ib_umad "))
+    stop_process(t, 2290)
+    stop_process(t, 2301)
+    del t["var/log/fabricmanager.log"]
+    return t
+
+
+def b200_no_nvlsm():
+    """The nvlsm package missing (the fabric manager installed alone, not
+    the nvlink5 meta package): nothing configures the NVLink switches."""
+    t = hgx_8xb200()
+    del t["opt/nvidia/nvlsm/sbin/nvlsm"]
+    stop_process(t, 2290)
+    return t
+
+
+GB200_DRIVER = "570.124.06"
+# GB200 NVL compute tray: two Grace CPUs, four GB200 GPUs, each on a PCI
+# domain of its own; the NVLink switches are in the rack's switch trays.
+GB200_GPUS = [("0008:01:00.0", 0, 0), ("0009:01:00.0", 1, 0), ("0018:01:00.0", 2, 1),
+              ("0019:01:00.0", 3, 1)]  # bdf, minor, numa
+
+
+def gb200_uuid(bdf):
+    return f"GPU-9d1c37b0-5a1e-4b1f-8e7a-{bdf[:4]}0000{bdf[5:7]}00"
+
+
+def gb200_tray(channel=False):
+    """A GB200 NVL compute tray in a multi-node NVLink domain: nvidia-imex
+    (pid 2410) runs with its node list, the driver registered
+    nvidia-caps-imex-channels (major 242, as on the recorded H200), and no
+    channel exists unless `channel`."""
+    t = {}
+    t["proc/meminfo"] = meminfo(905969664, 452984832, 41234567)
+    t["proc/sys/vm/overcommit_memory"] = "0\n"
+    t["proc/sys/vm/overcommit_ratio"] = "50\n"
+    t["proc/1/cgroup"] = "0::/init.scope\n"
+    process(t, 1, "systemd", "/sbin/init\0")
+    t["proc/self/status"] = status(1000, 1000, [1000])
+    t["proc/self/limits"] = limits()
+    t["proc/cmdline"] = "BOOT_IMAGE=/boot/vmlinuz-6.8.0-1021-nvidia-64k root=/dev/nvme0n1p2 ro\n"
+    iommu(t, {}, 0, "")
+    cpus = {0: "0-71", 1: "72-143"}
+    for bdf, minor, numa in GB200_GPUS:
+        pci_function(t, bdf, 0x10de, 0x2941, 0x10de, 0x2046, 0x030200, "nvidia", numa, cpus[numa],
+                     "32.0", 16)
+        t[f"proc/driver/nvidia/gpus/{bdf}/information"] = information(
+            "NVIDIA GB200", gb200_uuid(bdf), bdf, minor, 0, "97.00.8B.00.03", GB200_DRIVER)
+        t[f"dev/nvidia{minor}"] = node(195, minor)
+    version = B200_VERSION.replace("x86_64", "aarch64")
+    t["proc/driver/nvidia/version"] = version
+    t["proc/driver/nvidia/params"] = PARAMS.format(gsp=1)
+    t["proc/modules"] = (
+        "nvidia_uvm 4956160 8 - Live 0x0000000000000000 (OE)\n"
+        "nvidia 8650752 186 nvidia_uvm, Live 0x0000000000000000 (OE)\n" + OTHER_MODULES)
+    t["proc/devices"] = (DEVICES_HEAD + "195 nvidia\n195 nvidiactl\n236 nvidia-caps\n"
+                         "242 nvidia-caps-imex-channels\n510 nvidia-uvm\n" + DEVICES_TAIL)
+    t["sys/module/nvidia_uvm/parameters/uvm_disable_hmm"] = "N\n"
+    t["dev/null"] = node(1, 3)
+    t["dev/nvidiactl"] = node(195, 255)
+    t["dev/nvidia-uvm"] = node(510, 0)
+    t["dev/nvidia-uvm-tools"] = node(510, 1)
+    if channel:
+        t["dev/nvidia-caps-imex-channels/channel0"] = node(242, 0)
+    t["etc/nvidia-imex/nodes_config.cfg"] = "10.114.0.11\n10.114.0.12\n10.114.0.13\n"
+    process(t, 2410, "nvidia-imex", "/usr/bin/nvidia-imex\0-c\0/etc/nvidia-imex/config.cfg\0")
+    ws_libs(t, GB200_DRIVER)
+    t["proc/uptime"] = "604800.50 90000000.00\n"
+    t["proc/sys/kernel/dmesg_restrict"] = "1\n"
+    t["dev/kmsg"] = kmsg(KMSG_BOOT + kmsg_driver(version.split("\n")[0].replace(
+        "NVRM version: ", "")))
+    return t
+
+
+def hgx_fm_restarted():
+    """Started at boot, stopped and started again hours later: two
+    successful starts in this boot's log."""
+    t = hgx_8xh100()
+    t["var/log/fabricmanager.log"] = FM_STARTED + FM_STARTED.replace("12:00:41", "17:42:03")
     return t
 
 
@@ -1150,6 +1407,16 @@ TREES = {
     "ws-4x4090-x4": ws_x4,
     "ws-4x4090-acs": ws_acs,
     "hgx-8xh100-no-fm": hgx_no_fm,
+    "hgx-8xh100-switch-lost": hgx_switch_lost,
+    "hgx-8xh100-fm-missing": hgx_fm_missing,
+    "hgx-8xh100-fm-mismatch": hgx_fm_mismatch,
+    "hgx-8xh100-fm-restarted": hgx_fm_restarted,
+    "hgx-8xb200": hgx_8xb200,
+    "hgx-8xb200-no-mlx5-ib": b200_no_mlx5_ib,
+    "hgx-8xb200-no-umad": b200_no_umad,
+    "hgx-8xb200-no-nvlsm": b200_no_nvlsm,
+    "gb200-tray": lambda: gb200_tray(channel=True),
+    "gb200-tray-no-imex-channel": gb200_tray,
     "container-no-gpus": lambda: container(False),
     "container-denied": lambda: container(True),
     "container-gpus": lambda: container(True, devices_allowed=True),

@@ -109,7 +109,27 @@ const Case kMatches[] = {
      ""},
     {"[ERROR] [tid 7] detected number of NVSwitches don't match with any supported system "
      "topology, aborting fabric manager",
-     "fabric-manager", "topology-mismatch", "fabric-manager.not-running"},
+     "fabric-manager", "topology-mismatch", "fabric.switch-missing"},
+    // NVIDIA/gpu-operator#544
+    {"nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02 "
+     "don't match with driver version 530.41.03. Please update with matching NVIDIA driver "
+     "package.",
+     "fabric-manager", "version-mismatch", "fabric-manager.version-mismatch"},
+    // NVIDIA/nvtrust#128
+    {"Jan 05 14:45:28 TENCENT64 nv-fabricmanager[1120]: Successfully configured all the "
+     "available NVSwitches to route GPU NVLink traffic. NVLink Peer-to-Peer support will be "
+     "enabled once the GPUs are successfully registered with the NVLink fabric.",
+     "fabric-manager", "configured", ""},
+    {"Jan 05 15:32:16 TENCENT64 nvidia-fabricmanager-start.sh[20411]: Stopped \"Nvidia Fabric "
+     "Manager\"",
+     "fabric-manager", "stopped", "fabric-manager.restarted-without-reset"},
+    // spectrocloud/CanvOS#700 (an HGX B200), siderolabs/docs#581
+    {"Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started",
+     "fabric-manager", "ib-umad-missing", "fabric.ib-modules-missing"},
+    {"nvlsm: ibwarn: [15] umad_init: can't read ABI version from "
+     "/sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module "
+     "loaded?",
+     "fabric-manager", "umad-init-failed", "fabric.ib-modules-missing"},
     {"failed to find the GPU handle 5 in the multicast team", "fabric-manager", "multicast-failed",
      ""},
 };

@@ -171,9 +171,49 @@ TEST(NodeChecks, FabricManagerNotRunning) {
 TEST(NodeChecks, FabricManagerVersionMismatch) {
   Snapshot s = hgx_8xh100();
   service_at(s, "nv-fabricmanager")->version = "550.90.07";
-  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.version-mismatch");
   EXPECT_EQ(f.severity, Severity::kFail);
-  EXPECT_TRUE(evidence_has(f, "nv-fabricmanager version 550.90.07 != driver 550.54.15"));
+  EXPECT_TRUE(evidence_has(f,
+                           "package nvidia-fabricmanager-550 vs the running driver: 550.90.07 == "
+                           "550.54.15 (requirement NOT met)"));
+  ASSERT_EQ(f.comparisons.size(), 1u);
+  EXPECT_FALSE(f.comparisons[0].met);
+  // It runs: that link holds, the version is the break.
+  EXPECT_EQ(only(check_fabric_manager(s, kConfig), "fabric-manager.not-running").severity,
+            Severity::kOk);
+}
+
+TEST(NodeChecks, FabricManagerBinaryReplacedUnderIt) {
+  Snapshot s = hgx_8xh100();
+  s.fabric.fm_exe = "/usr/bin/nv-fabricmanager (deleted)";
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.version-mismatch");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(evidence_has(f, "replaced after it started"));
+  s.fabric.fm_exe = "/usr/bin/nv-fabricmanager";
+  EXPECT_EQ(only(check_fabric_manager(s, kConfig), "fabric-manager.version-mismatch").severity,
+            Severity::kOk);
+}
+
+TEST(NodeChecks, FabricManagerNotInstalledAndNotEnabled) {
+  Snapshot s = hgx_8xh100();
+  service_at(s, "nv-fabricmanager")->running = false;
+  service_at(s, "nv-fabricmanager")->pids.clear();
+  service_at(s, "nv-fabricmanager")->version.clear();
+  std::erase_if(s.processes, [](const ProcessInfo& p) { return p.pid == 2301; });
+  fail_cuda(s, 802);
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.not-installed");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_TRUE(remedy_has(f, "apt-get install 'nvidia-fabricmanager-550=550.54.15*'"));
+  // Installed as a unit that is not enabled: it runs now, not after a reboot.
+  Snapshot t = hgx_8xh100();
+  t.fabric.fm_unit = "/lib/systemd/system/nvidia-fabricmanager.service";
+  t.fabric.fm_unit_enabled = 0;
+  Finding w = only(check_fabric_manager(t, kConfig), "fabric-manager.not-enabled");
+  EXPECT_EQ(w.severity, Severity::kWarn);
+  EXPECT_TRUE(remedy_has(w, "sudo systemctl enable nvidia-fabricmanager"));
+  t.fabric.fm_unit_enabled = 1;
+  EXPECT_EQ(only(check_fabric_manager(t, kConfig), "fabric-manager.not-enabled").severity,
+            Severity::kOk);
 }
 
 TEST(NodeChecks, FabricManagerQuotesItsOwnWordsFromTheJournal) {
@@ -198,23 +238,34 @@ TEST(NodeChecks, FabricManagerQuotesItsOwnWordsFromTheJournal) {
   pre.type = "pre-nvl5";
   pre.line = "Detected Pre-NVL5 system";
   s.kernel_log.events.push_back(pre);
-  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.not-running");
+  Finding f = only(check_fabric_manager(s, kConfig), "fabric-manager.version-mismatch");
   EXPECT_EQ(f.severity, Severity::kFail);
   EXPECT_TRUE(evidence_has(f, "don't match with driver version 530.41.03"));
   EXPECT_FALSE(evidence_has(f, "Pre-NVL5"));
+  EXPECT_FALSE(evidence_has(only(check_fabric_manager(s, kConfig), "fabric-manager.not-running"),
+                            "Pre-NVL5"));
   // A running fabric manager with the driver's version passes, whatever an
   // old journal entry says.
   Snapshot ok = hgx_8xh100();
   ok.kernel_log = s.kernel_log;
-  EXPECT_EQ(check_fabric_manager(ok, kConfig).at(0).severity, Severity::kOk);
+  for (const auto& g : check_fabric_manager(ok, kConfig)) {
+    // not-enabled: the fixture has no unit file to judge.
+    EXPECT_EQ(g.severity,
+              g.id == "fabric-manager.not-enabled" ? Severity::kNotApplicable : Severity::kOk)
+        << g.id;
+  }
 }
 
 TEST(NodeChecks, FabricManagerOkAndNotApplicable) {
-  EXPECT_EQ(check_fabric_manager(hgx_8xh100(), kConfig).at(0).severity, Severity::kOk);
-  EXPECT_EQ(check_fabric_manager(ws_4x4090(), kConfig).at(0).severity, Severity::kNotApplicable);
+  constexpr const char* kId = "fabric-manager.not-running";
+  EXPECT_EQ(only(check_fabric_manager(hgx_8xh100(), kConfig), kId).severity, Severity::kOk);
+  EXPECT_EQ(only(check_fabric_manager(ws_4x4090(), kConfig), kId).severity,
+            Severity::kNotApplicable);
   Snapshot s = ws_4x4090();  // 802 without a visible NVSwitch still fails
   fail_cuda(s, 802);
-  EXPECT_EQ(check_fabric_manager(s, kConfig).at(0).severity, Severity::kFail);
+  EXPECT_EQ(only(check_fabric_manager(s, kConfig), kId).severity, Severity::kFail);
+  EXPECT_EQ(only(check_fabric_manager(s, kConfig), "fabric-manager.not-installed").severity,
+            Severity::kNotApplicable);
 }
 
 // --- container.no-gpus -------------------------------------------------------------------

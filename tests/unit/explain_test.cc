@@ -591,7 +591,20 @@ TEST(ExplainReport, NoKernelImageIsTheBuildNotTheMachine) {
 TEST(ExplainReport, TheFabricManagersVersionMismatchLine) {
   EXPECT_EQ(first_id("fabric manager NVIDIA GPU driver interface version 590.48.01 don't match "
                      "with driver version 580.126.09.\n"),
-            "fabric-manager.not-running");
+            "fabric-manager.version-mismatch");
+}
+
+// The NVLink5 start script's and NVLSM's words for a missing ib_umad
+// (spectrocloud/CanvOS#700, siderolabs/docs#581) name link 2 of the chain.
+TEST(ExplainReport, TheNvlink5StartScriptWithoutIbUmad) {
+  EXPECT_EQ(first_id("Detected NVL5+ system\n"
+                     "Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be "
+                     "started\n"),
+            "fabric.ib-modules-missing");
+  EXPECT_EQ(first_id("nvlsm: ibwarn: [15] umad_init: can't read ABI version from "
+                     "/sys/class/infiniband_mad/abi_version (No such file or directory): is "
+                     "ib_umad module loaded?\n"),
+            "fabric.ib-modules-missing");
 }
 
 TEST(ExplainReport, AnSelinuxDenialOfANode) {
@@ -680,9 +693,9 @@ TEST(RunChecks, SkipsChecksWithUnobservedNeeds) {
 }
 
 TEST(Registry, EveryCheckNamesKnownNeeds) {
-  const std::set<std::string> known = {"env",      "limits",     "driver",   "pci",
-                                       "devnodes", "container",  "services", "nvml",
-                                       "cuda",     "kernel-log", "reported"};
+  const std::set<std::string> known = {"env",      "limits",    "driver",     "pci",
+                                       "devnodes", "container", "services",   "fabric",
+                                       "nvml",     "cuda",      "kernel-log", "reported"};
   for (const auto& c : all_checks()) {
     EXPECT_FALSE(c.needs.empty()) << c.name;
     for (const auto& n : c.needs) EXPECT_EQ(known.count(n), 1u) << c.name << ": " << n;

@@ -910,7 +910,7 @@ TEST(ProbeFilesServices, WorkstationPersistenced) {
   ProbeRecord r = probe_services(opt_of("ws-4x4090"), &s);
   EXPECT_EQ(r.name, "services");
   EXPECT_EQ(r.status, ProbeStatus::kOk) << r.detail;
-  ASSERT_EQ(s.services.size(), 4u);
+  ASSERT_EQ(s.services.size(), 6u);
   EXPECT_TRUE(service(s, "nvidia-persistenced")->running);
   EXPECT_THAT(service(s, "nvidia-persistenced")->pids, ElementsAre(1201));
   EXPECT_FALSE(service(s, "nv-fabricmanager")->running);
@@ -969,7 +969,7 @@ TEST(ProbeFilesMissingTree, EveryRootProbeIsUnavailableWithReason) {
   ProbeRecord svc = probe_services(o, &s);
   EXPECT_EQ(svc.status, ProbeStatus::kUnavailable);
   EXPECT_EQ(svc.detail, "no /proc");
-  EXPECT_EQ(s.services.size(), 4u);
+  EXPECT_EQ(s.services.size(), 6u);
   ProbeRecord cont = probe_container(o, &s);
   EXPECT_EQ(cont.status, ProbeStatus::kUnavailable);
   EXPECT_THAT(cont.detail, HasSubstr("no /proc/self/cgroup"));
@@ -1096,7 +1096,7 @@ TEST(ProbeFilesLive, RunsOnThisMachineWithoutCrashing) {
   for (const auto& r : records) names.push_back(r.name);
   EXPECT_THAT(names,
               ElementsAre("env", "limits", "driver", "pci", "devnodes", "container", "services"));
-  EXPECT_EQ(s.services.size(), 4u);
+  EXPECT_EQ(s.services.size(), 6u);
   EXPECT_TRUE(s.limits.mem_total_bytes.has_value());  // every Linux has /proc/meminfo
   EXPECT_FALSE(s.limits.cgroup_path.empty());
 }
