@@ -198,6 +198,11 @@ const std::vector<LogPattern> kPatterns = {
   {"fabric-manager", "umad-init-failed", "", "umad_init: can't read ABI version",
    "NVLSM cannot reach the InfiniBand MAD interface: ib_umad is not loaded",
    "fabric.ib-modules-missing"},
+  // systemd on the fabric manager's unit, as `systemctl status` and the
+  // journal show it (NVIDIA/gpu-operator#544, data-infra/cube-studio#29):
+  //   systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE
+  {"fabric-manager", "unit-failed", "", "nvidia-fabricmanager.service: Control process exited",
+   "the fabric manager's unit failed to start", ""},
   {"fabric-manager", "multicast-failed", "", "failed to find the GPU handle",
    "NVLink multicast team setup failed", ""},
 };

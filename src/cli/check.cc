@@ -4,14 +4,17 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "checks/runner.h"
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/npd.h"
 #include "report/render.h"
+#include "report/slurm.h"
 #include "snapshot/snapshot_json.h"
 #include "util/ascii.h"
 #include "util/duration.h"
@@ -59,6 +62,10 @@ void setup_check(CLI::App* app, CheckArgs* args) {
       ->option_text("PATH");
   app->add_flag("--slurm-dry-run", args->slurm_dry_run,
                 "With --slurm: read the node's state and say what would be done, change nothing");
+  app->add_option("--slurm-recheck", args->slurm_recheck,
+                  "With --slurm: when only missing GPUs or a failed NVML/CUDA start would "
+                  "drain, probe again after this long first (default 20s; 0 never)")
+      ->type_name("DURATION");
   add_probe_options(app, &args->probe);
 }
 
@@ -89,7 +96,28 @@ int run_check(const CheckArgs& args) {
   }
   const Snapshot& snapshot = *loaded;
   Report report = run_checks(snapshot, config, *checks, config.only, config.skip);
-  if (args.slurm) return slurm_health(report, args);
+  if (args.slurm) {
+    auto recheck = parse_duration(args.slurm_recheck);
+    if (!recheck.ok()) {
+      print_error("--slurm-recheck: " + recheck.error());
+      return kExitUsage;
+    }
+    // A GPU count that dropped for one probe (a timed-out child, a driver
+    // busy resetting) drains nothing until a second look agrees.
+    std::string note;
+    if (args.from.empty() && *recheck > 0 && only_count_symptoms(report)) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(*recheck));
+      auto again = load_or_probe(args.from, args.probe);
+      if (!again.ok()) {
+        print_error(again.error());
+        return kExitInternal;
+      }
+      Report second = run_checks(*again, config, *checks, config.only, config.skip);
+      note = recheck_note(report, second, args.slurm_recheck);
+      report = std::move(second);
+    }
+    return slurm_health(report, args, note);
+  }
   if (args.format == "npd") {
     NpdResult npd = render_npd(report);
     std::fwrite(npd.message.data(), 1, npd.message.size(), stdout);

@@ -83,13 +83,17 @@ struct CheckArgs {
   std::string slurm_node;      // --slurm-node NAME ("" = $SLURMD_NODENAME, else short hostname)
   std::string slurm_scontrol;  // --scontrol PATH ("" = scontrol found on $PATH)
   bool slurm_dry_run = false;  // --slurm-dry-run: say what would be done, change nothing
+  // --slurm-recheck D: a verdict that would drain only because GPUs went
+  // missing or NVML/CUDA did not start is probed again after D first ("0": never).
+  std::string slurm_recheck = "20s";
 };
 void setup_check(CLI::App* app, CheckArgs* args);
 int run_check(const CheckArgs& args);
 
 // `check --slurm` (src/cli/slurm_health.cc): drains this node on a failing
 // verdict, resumes a node it drained itself; returns the exit code.
-int slurm_health(const Report& report, const CheckArgs& args);
+// `note`: a line said first ("re-checked after 20s: ..."); "" none.
+int slurm_health(const Report& report, const CheckArgs& args, const std::string& note = "");
 
 struct SnapshotArgs {
   ProbeOptions probe;

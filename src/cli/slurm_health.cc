@@ -86,7 +86,8 @@ Result<std::string> run_scontrol(const std::string& scontrol,
 
 }  // namespace
 
-int slurm_health(const Report& report, const CheckArgs& args) {
+int slurm_health(const Report& report, const CheckArgs& args, const std::string& note) {
+  if (!note.empty()) std::printf("gpudoctor: %s\n", note.c_str());
   SlurmPolicy policy;
   if (args.slurm_drain_on == "warn") {
     policy.drain_on = Severity::kWarn;

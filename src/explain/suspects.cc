@@ -137,6 +137,8 @@ const std::vector<Rule> kRules = {
   // §2.2: the fabric manager's own lines when it does not start.
   {"fabric-manager:version-mismatch",  {"fabric-manager.version-mismatch"}},
   {"fabric-manager:topology-mismatch", {"fabric.switch-missing"}},
+  // systemd's word that the unit failed (systemctl status, journalctl): why is elsewhere.
+  {"fabric-manager:unit-failed",       {"fabric-manager.not-running", "fabric-manager.version-mismatch"}},
   // The NVLink5 start script and NVLSM on a missing ib_umad (docs/fabric.md).
   {"fabric-manager:ib-umad-missing",   {"fabric.ib-modules-missing"}},
   {"fabric-manager:umad-init-failed",  {"fabric.ib-modules-missing"}},
@@ -366,7 +368,13 @@ std::vector<Signal> signals(const Snapshot& s) {
     add_signal(&out, "rootless-hook",
                reported_lines(s, {"container-runtime", "rootless-hint"}, -1));
   }
+  // A fabric manager that found no NVSwitch exits, and its unit fails:
+  // harmless on a PCIe machine, so the unit's failure alone names nothing then.
+  const bool no_nvswitch = std::any_of(
+      s.kernel_log.events.begin(), s.kernel_log.events.end(),
+      [](const KernelEvent& e) { return e.kind == "fabric-manager" && e.type == "no-nvswitch"; });
   for (const auto& e : s.kernel_log.events) {
+    if (e.kind == "fabric-manager" && e.type == "unit-failed" && no_nvswitch) continue;
     if (e.kind == "nvrm") add_signal(&out, "nvrm:" + e.type, {e.line});
     if (e.kind == "nouveau") add_signal(&out, "kernel:nouveau", {e.line});
     if (e.kind == "module-signature") add_signal(&out, "module-signature:" + e.type, {e.line});

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "snapshot/snapshot.h"
 #include "util/text.h"
 
@@ -289,6 +291,26 @@ std::vector<std::string> scontrol_update_args(const std::string& node, const Slu
       return {"update", "nodename=" + node, "state=resume"};
   }
   return {};
+}
+
+bool only_count_symptoms(const Report& r) {
+  static const std::set<std::string_view> kCounts = {
+      "gpu.missing", "nvml.init-failed", "nvml.init-hang", "cuda.init-failed", "cuda.init-hang"};
+  bool any = false;
+  for (const Finding& f : r.findings) {
+    if (f.severity != Severity::kFail) continue;
+    if (kCounts.count(f.id) == 0) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::string recheck_note(const Report& first, const Report& second, const std::string& after) {
+  std::string was = first.findings.empty() ? std::string("the failure") : first.findings[0].id;
+  if (second.verdict == Severity::kFail) {
+    return "re-checked after " + after + ": " + was + " held";
+  }
+  return "re-checked after " + after + ": " + was + " did not hold (a transient drop)";
 }
 
 }  // namespace gd

@@ -72,4 +72,12 @@ std::string slurm_drain_reason(const Finding& f);
 // shell, so the reason needs no quoting.
 std::vector<std::string> scontrol_update_args(const std::string& node, const SlurmDecision& d);
 
+// Every failing finding says only that GPUs went missing or that NVML or
+// CUDA did not start (gpu.missing, nvml.init-*, cuda.init-*), with no cause
+// beside it: what a transient drop looks like. `check --slurm` probes again
+// before it drains on such a report (--slurm-recheck).
+bool only_count_symptoms(const Report& r);
+// The line that says what the re-check after `after` ("20s") found.
+std::string recheck_note(const Report& first, const Report& second, const std::string& after);
+
 }  // namespace gd

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "facts/identity.h"
+#include "facts/query.h"
 
 namespace gd {
 
@@ -42,6 +43,7 @@ const std::vector<MetricFamily> kFamilies = {
   {"gpudoctor_probe_success", "gauge", "1 when the probe read its source in the last check, 0 when it was unavailable, failed or timed out."},
   {"gpudoctor_probe_duration_seconds", "gauge", "How long the probe took in the last check."},
   {"gpudoctor_pci_gpus", "gauge", "NVIDIA GPUs on the PCI bus at the last check."},
+  {"gpudoctor_gpus", "gauge", "GPUs each layer (pci, nvml, cuda) counted at the last check."},
   // The NVML sampler.
   {"gpudoctor_sample_stale", "gauge", "1 when the per-GPU values are stale: the latest NVML sample failed or the last good one is older than two intervals."},
   {"gpudoctor_sample_age_seconds", "gauge", "Age of the last good NVML sample at scrape time."},
@@ -211,6 +213,19 @@ void add_check(const CheckState& c, const std::string& version, Exposition* e) {
     labels += label_text({{"version", version}});
     e->add("gpudoctor_node_info", labels, 1);
     e->add("gpudoctor_pci_gpus", "", id.gpu_count);
+    // The GPUs each layer counted at the last check: a drop names the
+    // layer that lost them (rule GpuCountDropped). A layer that did not
+    // answer has no sample rather than a 0 that would read as a loss.
+    const Snapshot& s = *c.snapshot;
+    e->add("gpudoctor_gpus", label_text({{"layer", "pci"}}), id.gpu_count);
+    if (s.nvml.device_count.ok()) {
+      e->add("gpudoctor_gpus", label_text({{"layer", "nvml"}}), s.nvml.device_count.value);
+    }
+    if (const CudaRun* r = user_cuda_run(s); r != nullptr && r->init_rc >= 0) {
+      // A CUDA that failed to start counts no GPU: that is a loss too.
+      e->add("gpudoctor_gpus", label_text({{"layer", "cuda"}}),
+             r->init_rc == 0 && r->device_count_rc == 0 ? r->device_count : 0);
+    }
   }
   Severity verdict =
       c.report.verdict == Severity::kNotApplicable ? Severity::kOk : c.report.verdict;

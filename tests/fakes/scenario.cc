@@ -243,6 +243,7 @@ void parse(const json& j, Scenario* s) {
   s->delay_ms = get_int_map(j, "delay_ms");
   s->hang_when_file = get_string_map(j, "hang_when_file");
   s->crash_when_file = get_string_map(j, "crash_when_file");
+  s->fail_once_file = get_string_map(j, "fail_once_file");
   for (const auto& t : j.value("topology", json::array())) {
     s->topology.push_back({get_u32(t, "a", 0), get_u32(t, "b", 0), get_int(t, "level", 0)});
   }
@@ -338,6 +339,10 @@ int inject(const char* fn_c, const Gpu* gpu) {
   }
   if (gpu != nullptr) {
     if (auto e = find_entry(gpu->errors, fn); e != gpu->errors.end()) return e->second;
+  }
+  if (auto o = find_entry(s.fail_once_file, fn); o != s.fail_once_file.end()) {
+    // The fault lasts while its file does; this call is its last.
+    if (unlink(o->second.c_str()) != 0) return 0;
   }
   if (auto e = find_entry(s.errors, fn); e != s.errors.end()) return e->second;
   return 0;

@@ -36,7 +36,11 @@
 //     "crash": ["nvmlDeviceGetCount_v2"],          // raises SIGSEGV
 //     "delay_ms": {"cuInit": 1500},                // sleeps, then carries on
 //     "hang_when_file": {"nvmlDeviceGetTemperature": "/tmp/x/hang"},
-//     "crash_when_file": {"nvmlDeviceGetPowerUsage": "/tmp/x/crash"}
+//     "crash_when_file": {"nvmlDeviceGetPowerUsage": "/tmp/x/crash"},
+//     "fail_once_file": {"nvmlInit_v2": "/tmp/x/blip"}
+//                          // returns the function's "errors" code only while the file
+//                          // exists, and removes it when it does: a transient fault
+//                          // that the next process (a re-check) no longer sees
 //                          // as "hang" / "crash", but only while the named file
 //                          // exists when the call is made: a test turns a fault on
 //                          // and off in a process that lives on (serve's sampler)
@@ -223,6 +227,7 @@ struct Scenario {
   std::map<std::string, int> delay_ms;
   std::map<std::string, std::string> hang_when_file;   // function -> path
   std::map<std::string, std::string> crash_when_file;  // function -> path
+  std::map<std::string, std::string> fail_once_file;   // function -> path
   std::vector<TopoPair> topology;  // as listed; other pairs by the rule in the header comment
 };
 

@@ -20,7 +20,9 @@ It asserts, each within a bounded time:
      "gpudoctor: gpu.fallen-off-bus GPU 0000:41:00.0";
   2. healthy again: the node is resumed (idle, no reason);
   3. an admin drain ("admin: maintenance") stays over two health checks,
-     healthy or failing, with the admin's reason.
+     healthy or failing, with the admin's reason;
+  4. NVML failing for one probe (the fake's fail_once_file) is re-checked
+     (--slurm-recheck) and drains nothing.
 
 usage: slurm_test.py GPUDOCTOR FAKES_DIR [--sanitized]
 Exit 77 (skipped) when not root, without Slurm or munge, or with --sanitized
@@ -118,12 +120,22 @@ class Cluster:
         # slurmd runs this as root with nothing but SLURMD_NODENAME in the
         # environment (pitfall 2): everything it needs is spelled out here,
         # and the shipped wrapper adds PATH.
+        # blip: the healthy machine whose NVML fails once, while {d}/blip
+        # exists (the fake removes it as it fails): a transient "0 GPUs".
+        with open(os.path.join(fake_dir, gd_fake + ".json")) as f:
+            blip = json.load(f)
+        blip["errors"] = dict(blip.get("errors", {}), nvmlInit_v2=999)
+        blip["fail_once_file"] = {"nvmlInit_v2": os.path.join(d, "blip")}
+        with open(os.path.join(d, "blip.json"), "w") as f:
+            json.dump(blip, f)
         with open(os.path.join(d, "hc.sh"), "w") as f:
             f.write(f"""#!/bin/sh
 case "$(cat {d}/scenario)" in
   failing) root={bad_root}; fake={fake_dir}/{bad_fake}.json ;;
+  blip) root={gd_root}; fake={d}/blip.json ;;
   *) root={gd_root}; fake={fake_dir}/{gd_fake}.json ;;
 esac
+export GPUDOCTOR_SLURM_ARGS="--slurm-recheck 1s"
 export SLURM_CONF={d}/slurm.conf GPUDOCTOR={self.gd} GPUDOCTOR_FAKE_SCENARIO=$fake
 {WRAPPER} --root "$root" --nvml-lib {self.fakes}/libnvidia-ml.so.1 \\
   --cuda-lib {self.fakes}/libcuda.so.1 --cudart-lib {self.fakes}/libcudart.so.13 \\
@@ -272,10 +284,23 @@ def test(c):
     r = c.run(which("scontrol"), "update", f"nodename={c.host}", "state=resume")
     assert r.returncode == 0, r.stderr
 
+    # 4. NVML fails for one probe (a transient "0 GPUs"): re-checked a second
+    #    later, it holds no more, and the node is not drained.
+    c.wait_for("resumed after the admin", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
+    blip = os.path.join(c.d, "blip")
+    open(blip, "w").close()
+    c.set_scenario("blip")
+    c.wait_for("the blip consumed", lambda: not os.path.exists(blip), WAIT_S)
+    c.wait_checks(2)
+    assert c.sinfo() == ("idle", "none"), c.sinfo()
+    c.set_scenario("healthy")
+    print("a transient NVML failure re-checked, not drained")
+
     # What gpudoctor printed, one line per check, as slurmd would log it.
     with open(c.hc_log) as f:
         lines = [line for line in f if line.startswith("gpudoctor")]
-    for want in ("drained: " + drained, "resumed: healthy again", "by someone else"):
+    for want in ("drained: " + drained, "resumed: healthy again", "by someone else",
+                 "re-checked after 1s: nvml.init-failed did not hold"):
         assert any(want in line for line in lines), (want, lines[-10:])
 
 

@@ -123,6 +123,9 @@ const Case kMatches[] = {
     {"Jan 05 15:32:16 TENCENT64 nvidia-fabricmanager-start.sh[20411]: Stopped \"Nvidia Fabric "
      "Manager\"",
      "fabric-manager", "stopped", "fabric-manager.restarted-without-reset"},
+    // NVIDIA/gpu-operator#544
+    {"nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE",
+     "fabric-manager", "unit-failed", ""},
     // spectrocloud/CanvOS#700 (an HGX B200), siderolabs/docs#581
     {"Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started",
      "fabric-manager", "ib-umad-missing", "fabric.ib-modules-missing"},

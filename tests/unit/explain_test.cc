@@ -594,6 +594,27 @@ TEST(ExplainReport, TheFabricManagersVersionMismatchLine) {
             "fabric-manager.version-mismatch");
 }
 
+// systemd's line for a fabric manager that did not start (NVIDIA/gpu-operator#544)
+// names the fabric manager; with NV_WARN_NOTHING_TO_DO beside it, on a
+// machine without NVSwitch (data-infra/cube-studio#29, two RTX 4090s), nothing.
+TEST(ExplainReport, TheFabricManagersUnitFailing) {
+  EXPECT_EQ(first_id("nvidia-fabricmanager.service: Control process exited, code=exited, "
+                     "status=1/FAILURE\n"),
+            "fabric-manager.not-running");
+  Report r = explain(snapshot_from_text(
+      "Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4753]: Detected Pre-NVL5 system\n"
+      "Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4756]: request to query NVSwitch "
+      "device information from NVSwitch driver failed with error:WARNING Nothing to do "
+      "[NV_WARN_NOTHING_TO_DO]\n"
+      "Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4753]: "
+      "\"/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg\" failed! Exit "
+      "code: 1\n"
+      "Sep 18 03:19:01 ubuntu2404 systemd[1]: nvidia-fabricmanager.service: Control process "
+      "exited, code=exited, status=1/FAILURE\n"));
+  EXPECT_NE(r.verdict, Severity::kFail);
+  for (const auto& f : r.findings) EXPECT_NE(f.id, "fabric-manager.not-running");
+}
+
 // The NVLink5 start script's and NVLSM's words for a missing ib_umad
 // (spectrocloud/CanvOS#700, siderolabs/docs#581) name link 2 of the chain.
 TEST(ExplainReport, TheNvlink5StartScriptWithoutIbUmad) {

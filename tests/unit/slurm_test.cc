@@ -142,6 +142,24 @@ struct Fixture {
 SlurmNode idle() { return {"gpu01", "IDLE", ""}; }
 SlurmNode drained(std::string reason) { return {"gpu01", "IDLE+DRAIN", std::move(reason)}; }
 
+// A report that fails only on GPUs gone missing or NVML/CUDA not starting
+// is re-checked before a drain; a cause beside them is not.
+TEST(SlurmRecheck, OnlyCountSymptomsAreRechecked) {
+  Fixture blip({finding("nvml.init-failed", Severity::kFail),
+                finding("gpu.missing", Severity::kFail), finding("thermal.high", Severity::kWarn)});
+  EXPECT_TRUE(only_count_symptoms(blip.report));
+  Fixture cause(
+      {finding("gpu.fallen-off-bus", Severity::kFail), finding("gpu.missing", Severity::kFail)});
+  EXPECT_FALSE(only_count_symptoms(cause.report));
+  Fixture healthy({finding("thermal.high", Severity::kWarn)});
+  EXPECT_FALSE(only_count_symptoms(healthy.report));
+  Fixture ok({});
+  EXPECT_EQ(recheck_note(blip.report, ok.report, "20s"),
+            "re-checked after 20s: nvml.init-failed did not hold (a transient drop)");
+  EXPECT_EQ(recheck_note(blip.report, blip.report, "20s"),
+            "re-checked after 20s: nvml.init-failed held");
+}
+
 TEST(SlurmDecide, FailDrainsWithTheTopFindingAndItsGpus) {
   Fixture fx({finding("gpu.fallen-off-bus", Severity::kFail, {"0000:17:00.0"}),
               finding("xid.79", Severity::kFail, {"0000:17:00.0"}),
