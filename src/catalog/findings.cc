@@ -104,6 +104,8 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"gpu.missing",                  "fewer GPUs usable than the PCI bus shows",                   62, true},
       {"device-order.mismatch",        "CUDA's default GPU order differs from nvidia-smi's",         70, false},
       {"persistence-mode.off",         "persistence mode is off",                                    72, false},
+      // A container host's latent fault: GPUs lost by running containers later, not now.
+      {"devnodes.char-links-missing",  "NVIDIA nodes lack the /dev/char links runc needs",           73, false},
       {"fabric-manager.not-enabled",   "the fabric manager will not start at boot",                  73, false},
       {"container.shm-too-small",      "/dev/shm is smaller than NCCL needs",                        74, false},
       {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},

@@ -174,6 +174,16 @@ ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
   }
   scan_driver_libraries(fs, &c);
   read_shm_mount(fs, &c, &notes);
+  c.host_toolkit.clear();
+  if (!c.in_container) {
+    for (const char* p : {"/etc/nvidia-container-runtime/config.toml", "/usr/bin/nvidia-ctk",
+                          "/usr/bin/nvidia-container-runtime"}) {
+      if (fs.exists(p)) {
+        c.host_toolkit = p;
+        break;
+      }
+    }
+  }
   return notes.record("container");
 }
 

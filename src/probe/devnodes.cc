@@ -224,6 +224,16 @@ ProbeRecord probe_devnodes_at(const RootFs& fs, Credentials creds, Snapshot* s) 
   for (const auto& c : fs.list("/dev/nvidia-caps", 4096)) paths.push_back("/dev/nvidia-caps/" + c);
 
   for (const auto& p : paths) s->devnodes.push_back(read_node(fs, p, creds, &notes));
+  // The names in /dev/char, not their targets: a recorded tree keeps the
+  // links, which point outside it.
+  if (fs.is_dir("/dev/char")) {
+    std::vector<std::string> links = fs.list("/dev/char", 100000);
+    std::set<std::string> names(links.begin(), links.end());
+    for (auto& n : s->devnodes) {
+      if (!n.exists || !n.is_char_device || n.major < 0) continue;
+      n.char_link = names.count(std::to_string(n.major) + ":" + std::to_string(n.minor)) != 0;
+    }
+  }
   return notes.record("devnodes");
 }
 

@@ -214,6 +214,10 @@ struct DevNode {
   // says EACCES, the device cgroup EPERM. Live only; a recorded node line
   // carries it as "refused=EACCES". "" when not refused or not tried.
   std::string kernel_refused;
+  // /dev/char/<major>:<minor>, the link runc needs to keep the node in a
+  // container's device cgroup when systemd rewrites it (NVIDIA/nvidia-docker#1730):
+  // 1 present, 0 missing, -1 not looked (no /dev/char, or not a char node).
+  int char_link = -1;
 };
 
 // Who the kernel lets open the device nodes beyond their mode bits: the
@@ -248,6 +252,10 @@ struct ContainerInfo {
   // NCCL's shared-memory transport and PyTorch's DataLoader workers live in it.
   int64_t shm_bytes = -1;
   std::string shm_mount;  // the mounts line, for evidence
+  // On a host: the NVIDIA Container Toolkit is installed (its runtime
+  // config /etc/nvidia-container-runtime/config.toml or nvidia-ctk): GPU
+  // containers are started here. The path found, "" none.
+  std::string host_toolkit;
 };
 
 // --- services -------------------------------------------------------------------

@@ -98,10 +98,10 @@ GD_JSON(PciBridge, bdf, vendor_id, device_id, root_bus, parent, numa_node, curre
         acs_error)
 GD_JSON(IommuInfo, known, enabled, groups, passthrough, cmdline_flags)
 GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid, can_open,
-        error, kernel_refused)
+        error, kernel_refused, char_link)
 GD_JSON(SecurityInfo, selinux, label, user_namespace, uid_map)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
-        driver_libraries, shm_bytes, shm_mount)
+        driver_libraries, shm_bytes, shm_mount, host_toolkit)
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)

@@ -465,6 +465,19 @@ def ws_4x4090():
     return t
 
 
+def ws_container_host():
+    """ws-4x4090 with the NVIDIA Container Toolkit installed (its runtime
+    config) and /dev/char as udev fills it: links for the registered
+    devices (here /dev/null), none for the NVIDIA nodes nvidia-modprobe made."""
+    t = ws_4x4090()
+    t["etc/nvidia-container-runtime/config.toml"] = (
+        "#accept-nvidia-visible-devices-as-volume-mounts = false\n"
+        "[nvidia-container-cli]\nenvironment = []\nldconfig = \"@/sbin/ldconfig.real\"\n"
+        "load-kmods = true\n")
+    t["dev/char/1:3"] = Link("../null")
+    return t
+
+
 def ws_xid79():
     """ws-4x4090 whose GPU 0000:41:00.0 fell off the bus ~400 s before the
     snapshot (Xid 79, nvidia-facts.md §1.4 line shapes), among unrelated noise."""
@@ -1395,6 +1408,7 @@ TREES = {
     "ws-4x4090-driver535": ws_driver535,
     "empty": empty,
     "ws-4x4090": ws_4x4090,
+    "ws-4x4090-container-host": ws_container_host,
     "hgx-8xh100": hgx_8xh100,
     "no-driver": no_driver,
     "nouveau": nouveau,

@@ -268,6 +268,25 @@ TEST(NodeChecks, FabricManagerOkAndNotApplicable) {
             Severity::kNotApplicable);
 }
 
+// --- devnodes.char-links-missing -------------------------------------------------------
+
+TEST(NodeChecks, CharLinksOnAContainerHost) {
+  constexpr const char* kId = "devnodes.char-links-missing";
+  Snapshot s = ws_4x4090();
+  EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity, Severity::kNotApplicable);
+  s.container.host_toolkit = "/usr/bin/nvidia-ctk";
+  EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity, Severity::kNotApplicable);  // not looked
+  for (auto& n : s.devnodes) n.char_link = 1;
+  EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity, Severity::kOk);
+  s.devnodes[1].char_link = 0;
+  Finding f = only(check_char_links(s, kConfig), kId);
+  EXPECT_EQ(f.severity, Severity::kWarn);
+  EXPECT_TRUE(evidence_has(f, s.devnodes[1].path));
+  EXPECT_TRUE(remedy_has(f, "nvidia-ctk system create-dev-char-symlinks --create-all"));
+  Snapshot c = in_docker(s);
+  EXPECT_EQ(only(check_char_links(c, kConfig), kId).severity, Severity::kNotApplicable);
+}
+
 // --- container.no-gpus -------------------------------------------------------------------
 
 TEST(NodeChecks, ContainerWithoutGpus) {

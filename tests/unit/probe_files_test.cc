@@ -687,6 +687,20 @@ TEST(ProbeFilesDevnodes, WorkstationNodes) {
   EXPECT_EQ(node_at(s, "/dev/nvidia-modeset")->minor, 254);
 }
 
+// /dev/char's links, by name: a tree without /dev/char is not looked at.
+TEST(ProbeFilesDevnodes, CharLinks) {
+  Snapshot ws;
+  probe_devnodes_at(fs_of("ws-4x4090"), user_creds(), &ws);
+  for (const auto& n : ws.devnodes) EXPECT_EQ(n.char_link, -1) << n.path;
+  Snapshot host;
+  probe_devnodes_at(fs_of("ws-4x4090-container-host"), user_creds(), &host);
+  ASSERT_FALSE(host.devnodes.empty());
+  for (const auto& n : host.devnodes) EXPECT_EQ(n.char_link, 0) << n.path;
+  Snapshot c;
+  probe_container_at(fs_of("ws-4x4090-container-host"), &c);
+  EXPECT_EQ(c.container.host_toolkit, "/etc/nvidia-container-runtime/config.toml");
+}
+
 TEST(ProbeFilesDevnodes, MissingNodesStillGetRecords) {
   Snapshot s;
   ProbeRecord r = probe_devnodes_at(fs_of("ws-4x4090-no-devnodes"), user_creds(), &s);
