@@ -46,6 +46,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       // id                              title                                                     rank symptom
       {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false, kNoDevices},
       {"container.runtime-not-configured", "Docker has no NVIDIA runtime for --gpus",            9, false},
+      {"container.proc-hidepid",       "/proc's hidepid hides containers from the toolkit's hook",   9, false},
       {"container.unknown-device",     "the container asks for a GPU the host does not have",        15, false},
       // WSL: the Windows driver serves the GPU; without its support CUDA has no device.
       {"wsl.no-gpu-support",           "this WSL gives Linux no GPU",                                 8, false, kNoDriver},

@@ -24,6 +24,7 @@ GD_CHECK(check_after_suspend);       // driver.after-suspend
 GD_CHECK(check_wsl);                 // wsl.no-gpu-support, wsl.libs-missing, wsl.libs-shadowed
 GD_CHECK(check_devnodes);            // devnodes.missing, devnodes.permission
 GD_CHECK(check_char_links);          // devnodes.char-links-missing
+GD_CHECK(check_proc_hidepid);        // container.proc-hidepid
 GD_CHECK(check_devnode_security);    // devnodes.selinux-denied, devnodes.rootless-denied
 GD_CHECK(check_driver_regression);   // driver.known-regression
 // the fabric-readiness chain (docs/fabric.md), in link order

@@ -10,6 +10,7 @@
 // fabric-manager.not-installed, .version-mismatch, .not-running (fail) and
 // .not-enabled (warn: it will not come back after a reboot).
 #include <optional>
+#include <string_view>
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
@@ -117,8 +118,7 @@ Finding version_finding(const Snapshot& s, const FmState& st, const FabricFacts&
                                "==", st.driver);
   }
   const std::string& exe = s.fabric.fm_exe;
-  if (exe.size() > std::string(kDeleted).size() &&
-      exe.compare(exe.size() - std::string(kDeleted).size(), std::string::npos, kDeleted) == 0) {
+  if (std::string_view(exe).ends_with(kDeleted)) {
     evidence.push_back("the running nv-fabricmanager is " + exe +
                        ": the binary on disk was replaced after it started");
   }

@@ -36,6 +36,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"devnodes", "/dev/nvidia* nodes exist and this user can open them", {"devnodes.missing", "devnodes.permission"}, check_devnodes, {"driver", "devnodes", "limits", "container"}, kLinuxDriver},
     {"driver-regression", "the driver is no build with a known regression", {"driver.known-regression"}, check_driver_regression, {"nvml"}},  // in explain, a version from nvidia-smi or prose
     {"char-links", "a host that runs GPU containers has /dev/char links to the NVIDIA nodes", {"devnodes.char-links-missing"}, check_char_links, {"devnodes", "container"}, kLinuxDriver},
+    {"proc-hidepid", "a host that runs GPU containers does not hide /proc from the toolkit's hook", {"container.proc-hidepid"}, check_proc_hidepid, {"container"}},
     {"devnode-security", "no security module or user namespace refuses the GPU nodes", {"devnodes.selinux-denied", "devnodes.rootless-denied"}, check_devnode_security, {"devnodes", "limits", "container"}, kLinuxDriver},
     // The fabric-readiness chain, link by link (docs/fabric.md).
     {"fabric-switches", "the NVSwitches the NVLink fabric needs are on the bus and driven", {"fabric.switch-missing"}, check_fabric_switches, {"pci", "devnodes", "nvml"}},

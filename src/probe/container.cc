@@ -119,6 +119,12 @@ void read_shm_mount(const RootFs& fs, ContainerInfo* c, ProbeNotes* notes) {
   }
   for (auto line : split_lines(*r)) {
     auto f = split_ws(trim(line));
+    // proc /proc proc rw,nosuid,nodev,noexec,relatime,hidepid=2 0 0
+    if (f.size() >= 4 && f[1] == "/proc" && f[2] == "proc") {
+      for (auto opt : split(f[3], ',')) {
+        if (opt.starts_with("hidepid=")) c->proc_hidepid = printable(opt.substr(8), 32);
+      }
+    }
     if (f.size() < 4 || f[1] != "/dev/shm") continue;
     c->shm_mount = printable(trim(line), 200);
     c->shm_bytes = -1;
@@ -173,6 +179,7 @@ ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
     if (!ref.devices_v1_path.empty()) read_devices_list(fs, ref.devices_v1_path, &c, &notes);
   }
   scan_driver_libraries(fs, &c);
+  c.proc_hidepid.clear();
   read_shm_mount(fs, &c, &notes);
   c.host_toolkit.clear();
   if (!c.in_container) {

@@ -256,6 +256,8 @@ struct ContainerInfo {
   // config /etc/nvidia-container-runtime/config.toml or nvidia-ctk): GPU
   // containers are started here. The path found, "" none.
   std::string host_toolkit;
+  // /proc's hidepid= mount option as written ("2", "invisible"); "" none.
+  std::string proc_hidepid;
 };
 
 // --- services -------------------------------------------------------------------

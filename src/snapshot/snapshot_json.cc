@@ -101,7 +101,7 @@ GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, ow
         error, kernel_refused, char_link)
 GD_JSON(SecurityInfo, selinux, label, user_namespace, uid_map)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
-        driver_libraries, shm_bytes, shm_mount, host_toolkit)
+        driver_libraries, shm_bytes, shm_mount, host_toolkit, proc_hidepid)
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)

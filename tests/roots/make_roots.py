@@ -478,6 +478,21 @@ def ws_container_host():
     return t
 
 
+def ws_hidepid():
+    """ws-4x4090-container-host whose /proc is mounted hidepid=2 (as in
+    NVIDIA/nvidia-docker#645), its /dev/char links made by nvidia-ctk."""
+    t = ws_container_host()
+    for minor in (0, 1, 2, 3, 254, 255):
+        t[f"dev/char/195:{minor}"] = Link("../nvidia" + {254: "-modeset", 255: "ctl"}.get(minor, str(minor)))
+    t["dev/char/510:0"] = Link("../nvidia-uvm")
+    t["dev/char/510:1"] = Link("../nvidia-uvm-tools")
+    t["proc/self/mounts"] = (
+        "/dev/nvme0n1p2 / ext4 rw,relatime 0 0\n"
+        "proc /proc proc rw,nosuid,nodev,noexec,relatime,gid=4,hidepid=2 0 0\n"
+        "tmpfs /dev/shm tmpfs rw,nosuid,nodev,inode64 0 0\n")
+    return t
+
+
 def ws_xid79():
     """ws-4x4090 whose GPU 0000:41:00.0 fell off the bus ~400 s before the
     snapshot (Xid 79, nvidia-facts.md §1.4 line shapes), among unrelated noise."""
@@ -1409,6 +1424,7 @@ TREES = {
     "empty": empty,
     "ws-4x4090": ws_4x4090,
     "ws-4x4090-container-host": ws_container_host,
+    "ws-4x4090-hidepid": ws_hidepid,
     "hgx-8xh100": hgx_8xh100,
     "no-driver": no_driver,
     "nouveau": nouveau,

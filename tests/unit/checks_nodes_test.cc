@@ -287,6 +287,21 @@ TEST(NodeChecks, CharLinksOnAContainerHost) {
   EXPECT_EQ(only(check_char_links(c, kConfig), kId).severity, Severity::kNotApplicable);
 }
 
+TEST(NodeChecks, HidepidOnAContainerHost) {
+  constexpr const char* kId = "container.proc-hidepid";
+  Snapshot s = ws_4x4090();
+  s.container.proc_hidepid = "2";
+  EXPECT_EQ(only(check_proc_hidepid(s, kConfig), kId).severity, Severity::kNotApplicable);
+  s.container.host_toolkit = "/usr/bin/nvidia-ctk";
+  Finding f = only(check_proc_hidepid(s, kConfig), kId);
+  EXPECT_EQ(f.severity, Severity::kWarn);
+  EXPECT_TRUE(remedy_has(f, "remount,hidepid=0"));
+  for (const char* off : {"", "0", "off"}) {
+    s.container.proc_hidepid = off;
+    EXPECT_EQ(only(check_proc_hidepid(s, kConfig), kId).severity, Severity::kOk) << off;
+  }
+}
+
 // --- container.no-gpus -------------------------------------------------------------------
 
 TEST(NodeChecks, ContainerWithoutGpus) {

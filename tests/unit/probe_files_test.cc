@@ -699,6 +699,10 @@ TEST(ProbeFilesDevnodes, CharLinks) {
   Snapshot c;
   probe_container_at(fs_of("ws-4x4090-container-host"), &c);
   EXPECT_EQ(c.container.host_toolkit, "/etc/nvidia-container-runtime/config.toml");
+  EXPECT_EQ(c.container.proc_hidepid, "");
+  Snapshot h;
+  probe_container_at(fs_of("ws-4x4090-hidepid"), &h);
+  EXPECT_EQ(h.container.proc_hidepid, "2");
 }
 
 TEST(ProbeFilesDevnodes, MissingNodesStillGetRecords) {
