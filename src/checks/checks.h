@@ -35,14 +35,15 @@ GD_CHECK(check_fabric_manager);          // fabric-manager.not-installed, .versi
 GD_CHECK(check_fabric_manager_restart);  // fabric-manager.restarted-without-reset
 GD_CHECK(check_imex_channels);           // fabric.imex-channels-missing
 GD_CHECK(check_fabric_state);            // fabric.not-registered, fabric.degraded
-GD_CHECK(check_container_gpus);      // container.no-gpus
-GD_CHECK(check_container_caps);      // container.capabilities
-GD_CHECK(check_container_driver);    // container.driver-mismatch
-GD_CHECK(check_cgroup_devices);      // cgroup.device-denied
-GD_CHECK(check_rootless_cgroups);    // container.rootless-cgroups
-GD_CHECK(check_program_arch);        // cuda.arch-not-in-build
-GD_CHECK(check_nvml_init);           // nvml.init-failed, nvml.init-hang
-GD_CHECK(check_cuda_init);           // cuda.init-failed, cuda.init-hang
+
+GD_CHECK(check_container_gpus);    // container.no-gpus
+GD_CHECK(check_container_caps);    // container.capabilities
+GD_CHECK(check_container_driver);  // container.driver-mismatch
+GD_CHECK(check_cgroup_devices);    // cgroup.device-denied
+GD_CHECK(check_rootless_cgroups);  // container.rootless-cgroups
+GD_CHECK(check_program_arch);      // cuda.arch-not-in-build
+GD_CHECK(check_nvml_init);         // nvml.init-failed, nvml.init-hang
+GD_CHECK(check_cuda_init);         // cuda.init-failed, cuda.init-hang
 
 // what the user's settings and other processes do to CUDA
 GD_CHECK(check_visible_devices);  // visible-devices.invalid, visible-devices.hides-all

@@ -275,7 +275,8 @@ TEST(NodeChecks, CharLinksOnAContainerHost) {
   Snapshot s = ws_4x4090();
   EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity, Severity::kNotApplicable);
   s.container.host_toolkit = "/usr/bin/nvidia-ctk";
-  EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity, Severity::kNotApplicable);  // not looked
+  EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity,
+            Severity::kNotApplicable);  // not looked
   for (auto& n : s.devnodes) n.char_link = 1;
   EXPECT_EQ(only(check_char_links(s, kConfig), kId).severity, Severity::kOk);
   s.devnodes[1].char_link = 0;
