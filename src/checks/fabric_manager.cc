@@ -49,7 +49,8 @@ FmState fm_state(const Snapshot& s, const FabricFacts& ff) {
   st.running = program_running(s, "nv-fabricmanager");
   st.installed = st.running || s.fabric.fm_binary || !s.fabric.fm_unit.empty() ||
                  (st.svc != nullptr && !st.svc->version.empty());
-  st.driver = running_driver_version(s);
+  std::string from;
+  st.driver = module_version(s, &from);
   st.branch = st.driver.empty() ? "<branch>" : st.driver.substr(0, st.driver.find('.'));
   // NVIDIA's packages drop the branch suffix from 580 on (NVIDIA/gpu-driver-container#735).
   auto major = parse_u64(st.branch);
@@ -57,17 +58,16 @@ FmState fm_state(const Snapshot& s, const FabricFacts& ff) {
       major && *major >= 580 ? "nvidia-fabricmanager" : "nvidia-fabricmanager-" + st.branch;
   for (const PciDevice* d : ff.switches)
     st.switches.push_back(d->bdf + " (" + pci_id_text(*d) + ")");
-  for (const NvmlGpu* g : ff.fabric_gpus) {
+  for (const NvmlGpu* g : gpus_outside_fabric(ff)) {
     std::string name = fabric_gpu_name(*g);
     if (g->fabric_state.value != kFabricCompleted) {
       st.fabric_lines.push_back(name + ": fabric state " +
                                 fabric_state_name(g->fabric_state.value));
-      st.gpus.push_back(name);
-    } else if (g->fabric_status.value != 0) {
+    } else {
       st.fabric_lines.push_back(
           name + ": fabric registration failed: " + nvml_error(g->fabric_status.value));
-      st.gpus.push_back(name);
     }
+    st.gpus.push_back(name);
   }
   const CudaRun* r = user_cuda_run(s);
   if (run_has_rc(r, kSystemNotReady)) {

@@ -46,11 +46,7 @@ std::vector<Finding> check_fabric_manager_restart(const Snapshot& s, const Confi
     return all_ok(kId, "No restart of the fabric manager in this boot's log.");
   }
   std::vector<std::string> outside;
-  for (const NvmlGpu* g : ff.fabric_gpus) {
-    if (g->fabric_state.value != kFabricCompleted || g->fabric_status.value != 0) {
-      outside.push_back(fabric_gpu_name(*g));
-    }
-  }
+  for (const NvmlGpu* g : gpus_outside_fabric(ff)) outside.push_back(fabric_gpu_name(*g));
   // With every GPU back in the fabric the reset may have been done; a
   // restart is worth a warning still, as NVLS fails only when used.
   Finding f = make_finding(kId, outside.empty() ? Severity::kWarn : Severity::kFail,

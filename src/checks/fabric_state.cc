@@ -32,15 +32,13 @@ constexpr const char* kDegraded = "fabric.degraded";
 Finding not_registered(const FabricFacts& ff) {
   std::vector<std::string> evidence;
   std::vector<std::string> gpus;
-  for (const NvmlGpu* g : ff.fabric_gpus) {
+  for (const NvmlGpu* g : gpus_outside_fabric(ff)) {
     std::string name = fabric_gpu_name(*g);
     if (g->fabric_state.value != kFabricCompleted) {
       evidence.push_back(name + ": fabric state " + fabric_state_name(g->fabric_state.value));
-    } else if (g->fabric_status.value != 0) {
+    } else {
       evidence.push_back(name + ": fabric state COMPLETED, status " +
                          nvml_error(g->fabric_status.value));
-    } else {
-      continue;
     }
     gpus.push_back(name);
   }

@@ -110,30 +110,34 @@ std::vector<const KernelEvent*> events_of(const Snapshot& s, const std::string& 
   return out;
 }
 
-std::vector<const KernelEvent*> events_for_finding(const Snapshot& s, std::string_view id) {
+namespace {
+
+// The kernel log's events, then the fabric manager log's: the fabric
+// manager says the same things in its journal entries and in its own log.
+template <class Keep>
+std::vector<const KernelEvent*> both_logs_where(const Snapshot& s, Keep keep) {
   std::vector<const KernelEvent*> out;
-  // The fabric manager's own log says the same things as its journal
-  // entries; both are read.
   for (const auto* events : {&s.kernel_log.events, &s.fabric.log_events}) {
     for (const KernelEvent& e : *events) {
-      bool names =
-          std::any_of(log_patterns().begin(), log_patterns().end(), [&](const LogPattern& p) {
-            return e.kind == p.kind && e.type == p.type && id == p.finding;
-          });
-      if (names) out.push_back(&e);
+      if (keep(e)) out.push_back(&e);
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<const KernelEvent*> events_for_finding(const Snapshot& s, std::string_view id) {
+  return both_logs_where(s, [&](const KernelEvent& e) {
+    return std::any_of(log_patterns().begin(), log_patterns().end(), [&](const LogPattern& p) {
+      return e.kind == p.kind && e.type == p.type && id == p.finding;
+    });
+  });
+}
+
 std::vector<const KernelEvent*> fabric_manager_events(const Snapshot& s, std::string_view type) {
-  std::vector<const KernelEvent*> out;
-  for (const auto* events : {&s.kernel_log.events, &s.fabric.log_events}) {
-    for (const KernelEvent& e : *events) {
-      if (e.kind == "fabric-manager" && e.type == type) out.push_back(&e);
-    }
-  }
-  return out;
+  return both_logs_where(
+      s, [&](const KernelEvent& e) { return e.kind == "fabric-manager" && e.type == type; });
 }
 
 }  // namespace gd

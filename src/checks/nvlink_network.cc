@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "checks/checks.h"
+#include "checks/driver_helpers.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
 #include "facts/fabric.h"
@@ -111,7 +112,8 @@ std::vector<Finding> nvlsm_finding(const Snapshot& s, const FabricFacts& ff) {
   for (const KernelEvent* e : events_for_finding(s, kId)) {
     f.evidence.push_back(event_evidence(s, *e));
   }
-  std::string driver = running_driver_version(s);
+  std::string from;
+  std::string driver = module_version(s, &from);
   std::string branch = driver.empty() ? "<branch>" : driver.substr(0, driver.find('.'));
   if (!s.fabric.nvlsm_binary) {
     f.remedy.push_back("sudo apt-get install nvlink5-" + branch +

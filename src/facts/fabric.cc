@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
+#include "facts/query.h"
+
 namespace gd {
 
 namespace {
 
 constexpr int kNvmlArchHopper = 9;  // nvmlDeviceArchitecture_t (nvidia-facts.md §4)
 constexpr int kNvmlArchBlackwell = 10;
-constexpr size_t kCommLen = 15;  // TASK_COMM_LEN - 1
 
 }  // namespace
 
@@ -31,18 +32,12 @@ std::string fabric_gpu_name(const NvmlGpu& g) {
   return g.pci_bus_id.ok() ? g.pci_bus_id.value : "GPU " + std::to_string(g.index);
 }
 
-bool program_running(const Snapshot& s, const std::string& name) {
-  for (const auto& svc : s.services) {
-    if (svc.name == name) return svc.running;
+std::vector<const NvmlGpu*> gpus_outside_fabric(const FabricFacts& ff) {
+  std::vector<const NvmlGpu*> out;
+  for (const NvmlGpu* g : ff.fabric_gpus) {
+    if (g->fabric_state.value != kFabricCompleted || g->fabric_status.value != 0) out.push_back(g);
   }
-  std::string comm = name.substr(0, kCommLen);
-  return std::any_of(s.processes.begin(), s.processes.end(),
-                     [&](const ProcessInfo& p) { return p.comm == comm; });
-}
-
-std::string running_driver_version(const Snapshot& s) {
-  if (!s.driver.version.empty()) return s.driver.version;
-  return s.nvml.driver_version.ok() ? s.nvml.driver_version.value : "";
+  return out;
 }
 
 FabricFacts fabric_facts(const Snapshot& s) {

@@ -43,11 +43,8 @@ inline constexpr int kFabricCompleted = 3;
 // "0000:18:00.0", else "GPU 3".
 std::string fabric_gpu_name(const NvmlGpu& g);
 
-// A service by name that runs, or a process of that comm (truncated to 15
-// bytes by the kernel), for snapshots without that service.
-bool program_running(const Snapshot& s, const std::string& name);
-
-// The running driver's version ("550.54.15"), kernel module first, else NVML's; "".
-std::string running_driver_version(const Snapshot& s);
+// The fabric GPUs that have not joined: a state short of COMPLETED, or
+// COMPLETED with a failure status.
+std::vector<const NvmlGpu*> gpus_outside_fabric(const FabricFacts& ff);
 
 }  // namespace gd

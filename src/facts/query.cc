@@ -1,5 +1,7 @@
 #include "facts/query.h"
 
+#include <algorithm>
+
 namespace gd {
 
 std::vector<const PciDevice*> pci_gpus(const Snapshot& s) {
@@ -94,6 +96,14 @@ const ServiceInfo* find_service(const Snapshot& s, const std::string& name) {
     if (v.name == name) return &v;
   }
   return nullptr;
+}
+
+bool program_running(const Snapshot& s, const std::string& name) {
+  constexpr size_t kCommLen = 15;  // TASK_COMM_LEN - 1
+  if (const ServiceInfo* svc = find_service(s, name)) return svc->running;
+  std::string comm = name.substr(0, kCommLen);
+  return std::any_of(s.processes.begin(), s.processes.end(),
+                     [&](const ProcessInfo& p) { return p.comm == comm; });
 }
 
 const std::string* env_var(const Snapshot& s, const std::string& name) {

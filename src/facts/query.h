@@ -38,6 +38,9 @@ int cuda_user_error(const Snapshot& s);
 const ModuleInfo* find_module(const Snapshot& s, const std::string& name);
 const DevNode* find_devnode(const Snapshot& s, const std::string& path);
 const ServiceInfo* find_service(const Snapshot& s, const std::string& name);
+// The service by that name runs; for a snapshot that lists no such service
+// (an older one), a process of that comm (15 bytes, as the kernel keeps it).
+bool program_running(const Snapshot& s, const std::string& name);
 // The snapshot was read from pasted text (explain), not from a machine.
 inline bool from_pasted_text(const Snapshot& s) { return s.root.empty(); }
 // Environment value, or nullptr when unset.

@@ -19,11 +19,12 @@
 //   /dev/nvidia-caps-imex-channels/channel<N>, /etc/nvidia-imex/nodes_config.cfg
 //   /var/log/fabricmanager.log              the fabric manager's own log
 #include <algorithm>
-#include <cstring>
+#include <optional>
 
 #include "probe/file_probes.h"
 #include "probe/kernel_log.h"
 #include "probe/probe.h"
+#include "probe/rootfs.h"
 #include "util/text.h"
 
 namespace gd {
@@ -127,15 +128,10 @@ void read_fm_exe(const RootFs& fs, const Snapshot& s, FabricInfo* f) {
   }
 }
 
-// Boot time as a unix time (/proc/stat "btime"), to keep the log's events
-// of this boot only; nullopt when unknown.
+// Boot time as a unix time, to keep the log's events of this boot only;
+// nullopt when unknown.
 std::optional<int64_t> boot_unix_s(const RootFs& fs) {
-  auto stat = fs.read("/proc/stat", 1 << 20);
-  if (!stat) return std::nullopt;
-  for (auto line : split_lines(*stat)) {
-    if (line.substr(0, 6) != "btime ") continue;
-    if (auto v = parse_u64(trim(line.substr(6)))) return static_cast<int64_t>(*v);
-  }
+  if (auto v = parse_u64(trim(btime_field(fs)))) return static_cast<int64_t>(*v);
   return std::nullopt;
 }
 

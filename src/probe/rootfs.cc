@@ -140,15 +140,20 @@ std::string boot_id_hex(const RootFs& fs) {
   return id.size() == 32 ? id : "";
 }
 
-std::string boot_id_or_btime(const RootFs& fs) {
-  if (auto id = fs.read_line("/proc/sys/kernel/random/boot_id"); id && !id->empty()) return *id;
+std::string btime_field(const RootFs& fs) {
   // A line per CPU and a long "intr" line come before btime.
   auto stat = fs.read("/proc/stat", size_t{16} << 20);
   if (!stat) return "";
   for (std::string_view line : split_lines(*stat)) {
-    if (line.rfind("btime ", 0) == 0) return "btime:" + std::string(line.substr(6));
+    if (line.rfind("btime ", 0) == 0) return std::string(line.substr(6));
   }
   return "";
+}
+
+std::string boot_id_or_btime(const RootFs& fs) {
+  if (auto id = fs.read_line("/proc/sys/kernel/random/boot_id"); id && !id->empty()) return *id;
+  std::string btime = btime_field(fs);
+  return btime.empty() ? "" : "btime:" + btime;
 }
 
 }  // namespace gd

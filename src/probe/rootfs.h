@@ -58,5 +58,8 @@ std::string boot_id_hex(const RootFs& fs);
 // their kernel log times all restart at 0. Falls back to "btime:<unix s>"
 // from /proc/stat, then "".
 std::string boot_id_or_btime(const RootFs& fs);
+// /proc/stat's "btime" value as written ("1733011200", the boot as a unix
+// time); "" when unknown.
+std::string btime_field(const RootFs& fs);
 
 }  // namespace gd
