@@ -6,12 +6,11 @@
 #include "checks/checks.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "facts/health.h"
 
 namespace gd {
 
 namespace {
-
-constexpr int kNvmlGpuIsLost = 15;  // NVML_ERROR_GPU_IS_LOST (facts §4.1)
 
 // A lost GPU cannot tell NVML its PCI address; when exactly one GPU of the
 // bus is absent from NVML's answers, that is the one.
@@ -54,8 +53,8 @@ std::vector<Finding> check_fallen_off_bus(const Snapshot& s, const Config& c) {
   }
   // What NVML says now beats the log's age.
   for (const NvmlGpu& g : s.nvml.gpus) {
-    if (g.handle_rc == kNvmlGpuIsLost || g.uuid.rc == kNvmlGpuIsLost ||
-        g.memory_total_bytes.rc == kNvmlGpuIsLost) {
+    if (g.handle_rc == kNvmlGpuLost || g.uuid.rc == kNvmlGpuLost ||
+        g.memory_total_bytes.rc == kNvmlGpuLost) {
       std::string bdf = g.pci_bus_id.ok() ? g.pci_bus_id.value : lone_gpu_missing_from_nvml(s);
       evidence.push_back("NVML: GPU " + std::to_string(g.index) + (bdf.empty() ? "" : " " + bdf) +
                          " answers NVML_ERROR_GPU_IS_LOST now");

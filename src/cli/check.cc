@@ -66,6 +66,7 @@ void setup_check(CLI::App* app, CheckArgs* args) {
                   "With --slurm: when only missing GPUs or a failed NVML/CUDA start would "
                   "drain, probe again after this long first (default 20s; 0 never)")
       ->type_name("DURATION");
+  add_diag_helper_option(app, &args->diag_helper);
   add_probe_options(app, &args->probe);
 }
 

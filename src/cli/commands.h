@@ -53,6 +53,12 @@ void add_config_option(CLI::App* app, std::string* path);
 // --from SNAPSHOT: `what` starts the help ("Analyse", "Map", ...).
 void add_from_option(CLI::App* app, std::string* path, const std::string& what);
 void add_log_window_option(CLI::App* app, std::string* window);
+// --diag-helper PATH|none: the gpudoctor-diag a re-probe runs before a GPU
+// or node is called healthy again (diag/reprobe.h).
+void add_diag_helper_option(CLI::App* app, std::string* path);
+// That flag's helper: PATH as given, "" for "none", else gpudoctor-diag
+// beside this binary ("" when not installed).
+std::string reprobe_diag_helper(const std::string& flag);
 // --only / --skip IDS (check names, finding ids, areas, globs), as every
 // command that judges takes them.
 void add_selection_options(CLI::App* app, std::vector<std::string>* only,
@@ -86,6 +92,7 @@ struct CheckArgs {
   // --slurm-recheck D: a verdict that would drain only because GPUs went
   // missing or NVML/CUDA did not start is probed again after D first ("0": never).
   std::string slurm_recheck = "20s";
+  std::string diag_helper;  // --diag-helper: the re-probe before a resume
 };
 void setup_check(CLI::App* app, CheckArgs* args);
 int run_check(const CheckArgs& args);
@@ -165,6 +172,7 @@ struct ServeArgs {
   std::string config;                     // --config FILE: health thresholds
   std::string log_window = "2h";          // --log-window, as for check
   std::string from;                       // --from SNAPSHOT: serve a recorded machine (demo)
+  std::string diag_helper;                // --diag-helper PATH|none: the recovery re-probe's
   std::vector<std::string> only;          // --only IDS
   std::vector<std::string> skip;          // --skip IDS
 };

@@ -12,6 +12,7 @@
 
 #include "checks/runner.h"
 #include "cli/commands.h"
+#include "diag/run_helper.h"
 #include "util/text.h"
 
 namespace gd {
@@ -109,6 +110,19 @@ void add_log_window_option(CLI::App* app, std::string* window) {
   app->add_option("--log-window", *window,
                   "Kernel-log events older than this no longer fail the node (default 2h)")
       ->option_text("DURATION");
+}
+
+void add_diag_helper_option(CLI::App* app, std::string* path) {
+  app->add_option("--diag-helper", *path,
+                  "The gpudoctor-diag whose level 1 (context, kernel, copies) the re-probe runs "
+                  "before a GPU is called healthy again (default: beside this binary when "
+                  "installed; none: NVML and a CUDA context only)")
+      ->option_text("PATH");
+}
+
+std::string reprobe_diag_helper(const std::string& flag) {
+  if (flag == "none") return "";
+  return flag.empty() ? find_diag_helper() : flag;
 }
 
 void add_selection_options(CLI::App* app, std::vector<std::string>* only,

@@ -141,6 +141,7 @@ int run_serve(const ServeArgs& args) {
   opt.probe = args.probe;
   opt.probe.self_exe = probe_child_exe();
   opt.env = current_environment();
+  opt.diag_helper = reprobe_diag_helper(args.diag_helper);
   Notes notes;
   opt.log = [&notes](const std::string& line) { notes.log(line); };
 

@@ -43,6 +43,7 @@ void setup_serve(CLI::App* app, ServeArgs* args) {
                   "Serve a snapshot recorded by `gpudoctor snapshot` instead of this machine "
                   "(demo and test mode: no NVML child, no kernel-log follower)")
       ->option_text("SNAPSHOT");
+  add_diag_helper_option(app, &args->diag_helper);
   add_probe_options(app, &args->probe);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "diag/reprobe.h"
 #include "probe/child.h"
 #include "report/slurm.h"
 
@@ -84,6 +85,30 @@ Result<std::string> run_scontrol(const std::string& scontrol,
   return res.out;
 }
 
+// A node gpudoctor drained is resumed only once its GPUs prove themselves in
+// fresh children (diag/reprobe.h): one passing check may have caught a GPU
+// between two faults. "" when every GPU passed, with what was run in
+// *proof; else the first failure.
+std::string reprobe_before_resume(const Report& report, const CheckArgs& args,
+                                  std::string* proof) {
+  std::vector<std::string> bus_ids;
+  for (const NvmlGpu& g : report.snapshot->nvml.gpus) {
+    if (g.pci_bus_id.ok()) bus_ids.push_back(g.pci_bus_id.value);
+  }
+  ReprobeOptions ro;
+  ro.probe = args.probe;
+  ro.env = current_environment();
+  ro.diag_helper = reprobe_diag_helper(args.diag_helper);
+  for (const ReprobeResult& r : reprobe_gpus(ro, bus_ids)) {
+    if (!r.ok) return reprobe_line(r);
+  }
+  *proof = fmt::format("proven by a re-probe of {} GPU{} (NVML, a CUDA context{})",
+                       bus_ids.size(), bus_ids.size() == 1 ? "" : "s",
+                       ro.diag_helper.empty() ? "; gpudoctor-diag not installed"
+                                              : ", diag level 1");
+  return "";
+}
+
 }  // namespace
 
 int slurm_health(const Report& report, const CheckArgs& args, const std::string& note) {
@@ -119,6 +144,12 @@ int slurm_health(const Report& report, const CheckArgs& args, const std::string&
     return kExitInternal;
   }
   SlurmDecision decision = decide_slurm(report, *node, policy);
+  // A recorded snapshot has no GPUs to re-probe: its verdict alone decides.
+  if (decision.action == SlurmAction::kResume && args.from.empty() && report.snapshot != nullptr) {
+    std::string proof;
+    std::string failed = reprobe_before_resume(report, args, &proof);
+    decision = after_reprobe(decision, *node, failed, proof);
+  }
   if (decision.action != SlurmAction::kNone) {
     if (args.slurm_dry_run) {
       std::printf("gpudoctor: dry run, nothing changed (would %s): %s\n",

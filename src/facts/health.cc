@@ -15,6 +15,16 @@ Reading classify_rc(int rc) {
   return Reading::kError;
 }
 
+bool nvml_gpu_down(const NvmlGpu& g) {
+  if (g.handle_rc != 0) return true;
+  const NvmlHealth& h = g.health;
+  for (int rc : {g.pci_bus_id.rc, g.memory_used_bytes.rc, h.temperature_c.rc, h.power_usage_mw.rc,
+                 h.sm_clock_mhz.rc, h.utilization_gpu_pct.rc}) {
+    if (rc == kNvmlGpuLost) return true;
+  }
+  return false;
+}
+
 std::string gpu_bdf(const NvmlGpu& g) {
   if (g.pci_bus_id.ok() && !g.pci_bus_id.value.empty()) return g.pci_bus_id.value;
   return fmt::format("NVML GPU {}", g.index);

@@ -35,6 +35,10 @@ Reading classify(const NvmlGpu& g, const NvmlValue<T>& v) {
   return classify_rc(reading_rc(g, v));
 }
 
+// NVML cannot answer for this GPU: no handle, or a reading that says the
+// GPU is gone (GPU_IS_LOST, Xid 79).
+bool nvml_gpu_down(const NvmlGpu& g);
+
 // The GPU's PCI bus id, else "NVML GPU 3" (a lost GPU may not tell it).
 std::string gpu_bdf(const NvmlGpu& g);
 // The PCI bus id for Finding::gpus; "" when NVML could not tell it.

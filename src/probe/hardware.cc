@@ -212,12 +212,15 @@ CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std
 }
 
 void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
+  probe_hardware(opt, current_environment(), s);
+}
+
+void probe_hardware(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s) {
   auto t0 = Clock::now();
   auto deadline = deadline_after(t0, opt.deadline_s);
   // /proc/self/exe is this very binary even if it was moved or run by a
   // relative path.
   std::string exe = opt.self_exe.empty() ? "/proc/self/exe" : opt.self_exe;
-  std::vector<std::string> env = current_environment();
 
   ChildRunner runner(deadline);
   size_t nvml_id = runner.start(nvml_spec(exe, opt, env));
@@ -255,10 +258,14 @@ void probe_hardware(const ProbeOptions& opt, Snapshot* s) {
 }
 
 void probe_cuda_order(const ProbeOptions& opt, Snapshot* s) {
+  probe_cuda_order(opt, current_environment(), s);
+}
+
+void probe_cuda_order(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s) {
   auto t0 = Clock::now();
   ChildRunner runner(deadline_after(t0, opt.deadline_s));
   std::string exe = opt.self_exe.empty() ? "/proc/self/exe" : opt.self_exe;
-  size_t user_id = runner.start(cuda_spec(exe, opt, current_environment(), "user"));
+  size_t user_id = runner.start(cuda_spec(exe, opt, env, "user"));
   s->cuda.attempted = true;
   s->cuda.runs.push_back(cuda_from_child(runner.wait(user_id), opt, "user"));
   s->probes.push_back(cuda_record(s->cuda, ms_since(t0)));

@@ -60,6 +60,10 @@ void probe_hardware(const ProbeOptions& opt, Snapshot* s);
 // One CUDA run in the user's environment, under opt.deadline_s: enough to
 // observe CUDA's device order. Appends to s->cuda.runs and a "cuda" record.
 void probe_cuda_order(const ProbeOptions& opt, Snapshot* s);
+// The two above with `env` as the children's whole environment instead of
+// this process's (the re-probe of one GPU, diag/reprobe.h).
+void probe_hardware(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s);
+void probe_cuda_order(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s);
 
 // Entry points of the hidden probe-child mode (`gpudoctor __probe-nvml ...`,
 // `gpudoctor __probe-cuda ...`): they load the library, call it, and print

@@ -82,21 +82,26 @@ NvmlSampler::NvmlSampler(SamplerOptions opt) : opt_(std::move(opt)) {
 }
 
 NvmlSampler::~NvmlSampler() {
-  if (pid_ > 0) {
-    // End of input: the child calls nvmlShutdown and exits; a child that
-    // does not within the grace is killed.
-    shutdown(sock_, SHUT_WR);
-    int status = 0;
-    if (reap_within_grace(pid_, &status)) {
-      pid_ = -1;
-      close_child();
-    } else {
-      kill_child();
-    }
-  }
+  end_child();
   reap_stuck();
   close_fd(&cancel_fd_);
 }
+
+void NvmlSampler::end_child() {
+  if (pid_ <= 0) return;
+  // End of input: the child calls nvmlShutdown and exits; a child that
+  // does not within the grace is killed.
+  shutdown(sock_, SHUT_WR);
+  int status = 0;
+  if (reap_within_grace(pid_, &status)) {
+    pid_ = -1;
+    close_child();
+  } else {
+    kill_child();
+  }
+}
+
+void NvmlSampler::request_restart() { restart_requested_ = true; }
 
 void NvmlSampler::cancel() {
   uint64_t one = 1;
@@ -189,6 +194,7 @@ SampleResult NvmlSampler::sample() {
     cancel();  // stays cancelled for later calls
     return fail("cancelled");
   }
+  if (restart_requested_.exchange(false)) end_child();
   if (pid_ < 0) {
     if (started_once_) ++restarts_;
     started_once_ = true;

@@ -6,7 +6,7 @@
 // in the kernel (D state, a driver ioctl on a lost GPU) may not die even
 // after SIGKILL: it is recorded and left behind, never waited for.
 //
-// Not thread-safe except cancel(): one thread (serve's sampler loop) calls
+// Not thread-safe except cancel() and request_restart(): one thread (serve's sampler loop) calls
 // sample(). The child is spawned by the calling thread and dies with it
 // (PR_SET_PDEATHSIG), so call sample() from a thread that outlives the
 // sampler.
@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -57,6 +58,10 @@ class NvmlSampler {
   // From any thread: a sample() in progress ends at once (its child is
   // killed) and later ones fail. For shutdown.
   void cancel();
+  // From any thread: the next sample() ends the child first and starts a
+  // fresh one (a fresh nvmlInit: serve's recovery gate, after a GPU came
+  // back, which an old session may still see as lost).
+  void request_restart();
 
   uint64_t attempts() const { return attempts_; }
   uint64_t failures() const { return failures_; }
@@ -75,6 +80,8 @@ class NvmlSampler {
   // Reaps an exited child (short grace); "crashed: SIGSEGV", "exited with code 3".
   std::string reap_child();
   void close_child();
+  // Ends the child politely (end of input), killing it after a grace.
+  void end_child();
   void reap_stuck();
 
   SamplerOptions opt_;
@@ -84,6 +91,7 @@ class NvmlSampler {
   std::string err_tail_;
   int cancel_fd_ = -1;  // eventfd: cancel() makes it readable
   bool started_once_ = false;
+  std::atomic<bool> restart_requested_{false};
   std::vector<pid_t> stuck_;
   uint64_t attempts_ = 0;
   uint64_t failures_ = 0;

@@ -280,6 +280,19 @@ SlurmDecision decide_slurm(const Report& r, const SlurmNode& node, const SlurmPo
   return d;
 }
 
+SlurmDecision after_reprobe(const SlurmDecision& resume, const SlurmNode& node,
+                            const std::string& failed, const std::string& proof) {
+  SlurmDecision d = resume;
+  if (failed.empty()) {
+    d.message += "; " + proof;
+    return d;
+  }
+  d.action = SlurmAction::kNone;
+  d.message = fmt::format("node {}: healthy by the check, but {}; left drained with {}", node.name,
+                          failed, quoted(node.reason));
+  return d;
+}
+
 std::vector<std::string> scontrol_update_args(const std::string& node, const SlurmDecision& d) {
   switch (d.action) {
     case SlurmAction::kNone:

@@ -64,6 +64,12 @@ struct SlurmDecision {
 
 SlurmDecision decide_slurm(const Report& r, const SlurmNode& node, const SlurmPolicy& policy);
 
+// A resume decide_slurm chose, after the re-probe that must pass first
+// (diag/reprobe.h): `failed` empty, the resume with `proof` added to its
+// message; else no action, the node left drained, and why.
+SlurmDecision after_reprobe(const SlurmDecision& resume, const SlurmNode& node,
+                            const std::string& failed, const std::string& proof);
+
 // "gpudoctor: xid.79 GPU 0000:17:00.0": printable ASCII without quotes or
 // backslashes, at most kSlurmReasonMax characters.
 std::string slurm_drain_reason(const Finding& f);

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "checks/runner.h"
+#include "diag/reprobe.h"
 #include "probe/kernel_log.h"
 #include "probe/rootfs.h"
 #include "probe/sampler.h"
@@ -242,6 +243,32 @@ void Daemon::run_check(uint64_t run) {
   write_history(*c, json);
   refresh_diag();
   state_->record_check(std::move(c), std::move(json));
+  if (!opt_.from) reprobe_cleared();
+}
+
+void Daemon::reprobe_cleared() {
+  std::vector<std::string> due = state_->reprobes_due();
+  if (due.empty()) return;
+  ReprobeOptions ro;
+  ro.probe = opt_.probe;
+  ro.env = opt_.env;
+  ro.diag_helper = opt_.diag_helper;
+  std::vector<ReprobeResult> results = reprobe_gpus(ro, due);
+  // Read after the re-probe: every sampler child started from now on opened
+  // NVML after the GPU proved itself.
+  uint64_t generation = state_->sampler_restarts();
+  bool recovered = false;
+  for (const ReprobeResult& r : results) {
+    if (state_->record_reprobe(r, generation, now_unix_ms())) {
+      recovered = true;
+      note("gpudoctor serve: GPU " + r.bus_id + " healthy again: " + reprobe_line(r));
+    } else {
+      note("gpudoctor serve: GPU " + r.bus_id + " still unhealthy: " + reprobe_line(r));
+    }
+  }
+  if (!recovered) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sampler_ != nullptr) sampler_->request_restart();
 }
 
 void Daemon::refresh_diag() {

@@ -47,6 +47,9 @@ struct DaemonOptions {
   // /report.json, the status page) while it is at most this old
   // (--diag-max-age); its figures are exported whatever its age.
   double diag_max_age_s = 7 * 86400.0;
+  // The recovery gate's re-probe runs a level-1 diag with this helper
+  // (gpudoctor-diag, --diag-helper); "" = NVML and CUDA only.
+  std::string diag_helper;
   std::shared_ptr<const Snapshot> from;  // --from: a recorded machine; null = this one
   // How long start() waits for the first sample and check before serving
   // (a hung GPU must not keep the port closed for a whole deadline).
@@ -81,6 +84,9 @@ class Daemon {
   void check_loop();
   void follower_loop();
   void run_check(uint64_t run);
+  // Re-probes the GPUs the recovery gate found cleared (serve/recovery.h);
+  // one that passes is healthy again, and the sampler child is restarted.
+  void reprobe_cleared();
   void write_history(const CheckState& c, const std::string& report_json);
   // Reads the newest diag run's id from the history; the run itself (and
   // its JSON parsed) only when the id changed.

@@ -115,6 +115,7 @@ void DaemonState::record_sample(const SampleResult& r, int64_t now_unix_ms,
   next->failures = c.failures;
   next->restarts = c.restarts;
   std::lock_guard<std::mutex> lock(mu_);
+  if (r.ok) gate_.on_sample(r.nvml, c.restarts, now_unix_ms);
   sample_ = std::move(next);
 }
 
@@ -140,6 +141,9 @@ void DaemonState::record_check(std::shared_ptr<const CheckState> check, std::str
     seeded_ = true;
   }
   if (have_log) kernel_log_source_ = check->snapshot->kernel_log.source;
+  if (check && check->snapshot) {
+    reprobes_due_ = gate_.on_check(check->report, *check->snapshot, check->finished_unix_ms);
+  }
   check_ = std::move(check);
   report_json_ = std::move(json);
 }
@@ -188,6 +192,22 @@ void DaemonState::set_history_ok(bool ok) {
   history_ok_ = ok;
 }
 
+uint64_t DaemonState::sampler_restarts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sample_ ? sample_->restarts : 0;
+}
+
+std::vector<std::string> DaemonState::reprobes_due() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reprobes_due_;
+}
+
+bool DaemonState::record_reprobe(const ReprobeResult& r, uint64_t sampler_generation,
+                                 int64_t now_unix_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gate_.on_reprobe(r, sampler_generation, now_unix_ms);
+}
+
 ExporterView DaemonState::view(int64_t now_unix_ms) const {
   ExporterView v;
   std::shared_ptr<const SampleState> sample;
@@ -199,6 +219,7 @@ ExporterView DaemonState::view(int64_t now_unix_ms) const {
     v.kernel_log_source = kernel_log_source_;
     v.history_ok = history_ok_;
     v.diag = diag_;
+    v.gpu_health = gate_.gpus();
   }
   v.diag_max_age_s = diag_max_age_s_;
   v.hostname = hostname_;

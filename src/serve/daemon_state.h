@@ -15,6 +15,7 @@
 #include "history/reader.h"
 #include "probe/sampler.h"
 #include "serve/exporter_state.h"
+#include "serve/recovery.h"
 
 namespace gd {
 
@@ -53,7 +54,17 @@ class DaemonState {
   // One finished check and its report's JSON. The first one seeds the Xid
   // counters from its kernel-log events of this boot, so the counters start
   // at what the log already holds and only the follower adds to them.
+  // It also feeds the recovery gate (serve/recovery.h): reprobes_due()
+  // then lists the GPUs whose cause has cleared.
   void record_check(std::shared_ptr<const CheckState> check, std::string report_json);
+  // Sampler children started after the first, as of the last sample.
+  uint64_t sampler_restarts() const;
+  // The GPUs the last check found cleared, due a re-probe (bus ids).
+  std::vector<std::string> reprobes_due() const;
+  // A re-probe's result; true when it made the GPU healthy again (the
+  // caller then restarts the sampler child, of this generation: children
+  // started after the first).
+  bool record_reprobe(const ReprobeResult& r, uint64_t sampler_generation, int64_t now_unix_ms);
   // A kernel-log event as the follower decoded it (Xids are counted).
   void record_kernel_event(const KernelEvent& e);
   void set_kernel_log_source(std::string source);
@@ -101,6 +112,8 @@ class DaemonState {
   bool history_ok_ = true;
   int64_t sampler_beat_ms_ = 0;
   int64_t check_beat_ms_ = 0;
+  RecoveryGate gate_;
+  std::vector<std::string> reprobes_due_;
 };
 
 }  // namespace gd

@@ -15,6 +15,7 @@
 #include "checks/finding.h"
 #include "diag/evaluate.h"
 #include "diag/result.h"
+#include "serve/recovery.h"
 #include "snapshot/snapshot.h"
 
 namespace gd {
@@ -83,6 +84,8 @@ struct ExporterView {
   // The newest diag run in the history; null when none (or no history).
   std::shared_ptr<const DiagState> diag;
   double diag_max_age_s = 7 * 86400.0;
+  // The recovery gate's view of every GPU it has seen (serve/recovery.h).
+  std::vector<GpuHealth> gpu_health;
 };
 
 }  // namespace gd

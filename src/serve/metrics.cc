@@ -19,14 +19,13 @@
 #include <set>
 #include <unordered_map>
 
+#include "facts/health.h"
 #include "facts/identity.h"
 #include "facts/query.h"
 
 namespace gd {
 
 namespace {
-
-constexpr int kNvmlGpuIsLost = 15;
 
 // clang-format off
 const std::vector<MetricFamily> kFamilies = {
@@ -69,6 +68,11 @@ const std::vector<MetricFamily> kFamilies = {
   {"gpudoctor_diag_scaling_efficiency", "gauge", "Speedup of the newest diag run's data-parallel step on all tested GPUs over one GPU, divided by the GPU count (0-1)."},
   // Per GPU, from the last good NVML sample.
   {"gpudoctor_gpu_up", "gauge", "1 when NVML answers for this GPU, 0 when it cannot (GPU_IS_LOST: fallen off the bus; or no handle)."},
+  // Per GPU, from the recovery gate (serve/recovery.h).
+  {"gpudoctor_gpu_healthy", "gauge", "1 while the exporter calls the GPU healthy; 0 from the moment it is lost or a check fails on it until its cause has cleared and a re-probe (NVML, a CUDA context, a level-1 diag) passed."},
+  {"gpudoctor_gpu_recovered_total", "counter", "Times the GPU was proven healthy again by a re-probe after being unhealthy."},
+  {"gpudoctor_gpu_recovery_seconds", "gauge", "How long the GPU's last recovery took: from turning unhealthy to the re-probe that passed."},
+  {"gpudoctor_gpu_reprobes_total", "counter", "Re-probes of the GPU after its cause cleared, by result (pass, fail)."},
   {"gpudoctor_gpu_info", "gauge", "The GPU's model and VBIOS version, as labels; always 1."},
   {"gpudoctor_gpu_temperature_celsius", "gauge", "GPU die temperature."},
   {"gpudoctor_gpu_memory_temperature_celsius", "gauge", "GPU memory (HBM) temperature."},
@@ -376,25 +380,13 @@ void add_diag(const ExporterView& v, Exposition* e) {
   }
 }
 
-// NVML could not answer for this GPU: no handle, or a reading that says the
-// GPU is gone (Xid 79).
-bool gpu_down(const NvmlGpu& g) {
-  if (g.handle_rc != 0) return true;
-  const NvmlHealth& h = g.health;
-  for (int rc : {g.pci_bus_id.rc, g.memory_used_bytes.rc, h.temperature_c.rc, h.power_usage_mw.rc,
-                 h.sm_clock_mhz.rc, h.utilization_gpu_pct.rc}) {
-    if (rc == kNvmlGpuIsLost) return true;
-  }
-  return false;
-}
-
 void add_gpu(const NvmlGpu& g, Exposition* e) {
   const std::string index = std::to_string(g.index);
   const std::string base =
       label_text({{"gpu", index},
                   {"bus_id", g.pci_bus_id.ok() ? g.pci_bus_id.value : std::string()},
                   {"uuid", g.uuid.ok() ? g.uuid.value : std::string()}});
-  const bool down = gpu_down(g);
+  const bool down = nvml_gpu_down(g);
   e->add("gpudoctor_gpu_up", base, down ? 0 : 1);
   if (g.handle_rc != 0) return;  // nothing else was asked
   if (g.name.ok() || g.vbios_version.ok()) {
@@ -493,6 +485,24 @@ std::string escape_label_value(std::string_view v) {
   return out;
 }
 
+// The recovery gate's series: one set per GPU it has seen, a lost one
+// included (labelled as it was last seen).
+void add_gpu_health(const std::vector<GpuHealth>& gpus, Exposition* e) {
+  for (const GpuHealth& g : gpus) {
+    const std::string base = label_text(
+        {{"gpu", g.index < 0 ? std::string() : std::to_string(g.index)},
+         {"bus_id", g.bus_id},
+         {"uuid", g.uuid}});
+    e->add("gpudoctor_gpu_healthy", base, g.healthy ? 1 : 0);
+    e->add("gpudoctor_gpu_recovered_total", base, static_cast<double>(g.recovered));
+    if (g.last_recovery_s >= 0) e->add("gpudoctor_gpu_recovery_seconds", base, g.last_recovery_s);
+    e->add("gpudoctor_gpu_reprobes_total", base, static_cast<double>(g.reprobe_passes),
+           label_text({{"result", "pass"}}));
+    e->add("gpudoctor_gpu_reprobes_total", base, static_cast<double>(g.reprobe_failures),
+           label_text({{"result", "fail"}}));
+  }
+}
+
 std::string render_metrics(const ExporterView& v) {
   Exposition e;
   e.add("gpudoctor_build_info", label_text({{"version", v.version}}), 1);
@@ -500,6 +510,7 @@ std::string render_metrics(const ExporterView& v) {
   if (v.check) add_check(*v.check, v.version, &e);
   add_findings(v, &e);
   add_sample(v, &e);
+  add_gpu_health(v.gpu_health, &e);
   if (v.diag) add_diag(v, &e);
   for (const auto& [key, count] : v.xid_counts) {
     e.add("gpudoctor_xid_events_total",

@@ -373,6 +373,90 @@ def test_a_hung_sampler_is_killed_and_scrapes_stay_quick():
                 wait_for(f"child {pid} to be gone", lambda: not alive(pid), timeout=5)
 
 
+def test_a_lost_gpu_is_healthy_again_only_after_a_reprobe():
+    """GPU 0000:5d:00.0 falls off the bus and comes back (the fake scenario
+    rewritten under the daemon, as a reset or re-bind would): it is unhealthy
+    from the first check that fails on it, stays so while its re-probe
+    fails (the diag helper crashes), and is healthy again, counted once with
+    the time it took, after the re-probe passes; the sampler child is
+    restarted to open NVML afresh (docs/serve.md, Recovery)."""
+    bus = "0000:5d:00.0"
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Machine(tmp)
+        with open(m.scenario) as f:
+            healthy = json.load(f)
+        lost = json.loads(json.dumps(healthy))
+        next(g for g in lost["gpus"] if g["bus_id"] == bus)["lost"] = True
+
+        def machine(scenario):
+            with open(m.scenario + ".tmp", "w") as f:
+                json.dump(scenario, f)
+            os.replace(m.scenario + ".tmp", m.scenario)
+
+        # The fake helper's level 1 on the one GPU asked for, or a crash.
+        with open(os.path.join(SRC, "tests", "diag", "scenarios", "healthy-2gpu-l1.json")) as f:
+            l1 = json.load(f)
+        l1["lines"] = [line for line in l1["lines"] if "$GPU1" not in json.dumps(line)]
+        diag = os.path.join(tmp, "diag.json")
+        args_to = os.path.join(tmp, "diag-args.json")
+
+        def helper(scenario):
+            with open(diag + ".tmp", "w") as f:
+                json.dump(dict(scenario, args_to=args_to), f)
+            os.replace(diag + ".tmp", diag)
+
+        helper({"then": "crash"})
+        env = dict(m.env, GPUDOCTOR_FAKE_DIAG=diag)
+        fake_helper = os.path.join(SRC, "tests", "fakes", "fake_diag_helper.py")
+        labels = '{gpu="3",bus_id="%s",uuid="GPU-5f2e81a4-7b6c-4d8e-8f10-00000000005d"}' % bus
+        with Daemon(m.args() + ["--interval", "0.3", "--check-interval", "0.5", "--no-history",
+                                "--diag-helper", fake_helper], env=env) as d:
+            wait_ready(d)
+
+            def value(name, extra=""):
+                body = d.get("/metrics")[2]
+                return metric_value(body, name, labels[:-1] + extra + "}" if extra else labels)
+
+            assert value("gpudoctor_gpu_healthy") == 1
+            assert value("gpudoctor_gpu_recovered_total") == 0
+            restarts = metric_value(d.get("/metrics")[2], "gpudoctor_sampler_restarts_total")
+
+            machine(lost)
+            wait_for("unhealthy", lambda: value("gpudoctor_gpu_healthy") == 0, timeout=30)
+            assert not os.path.exists(args_to), "no re-probe while the GPU is still lost"
+
+            machine(healthy)  # back on the bus; the helper still crashes
+            wait_for("a failed re-probe",
+                     lambda: (value("gpudoctor_gpu_reprobes_total", ',result="fail"') or 0) >= 1,
+                     timeout=30)
+            assert value("gpudoctor_gpu_healthy") == 0
+            assert value("gpudoctor_gpu_recovered_total") == 0
+            wait_for("the failure's note", lambda: any(
+                f"GPU {bus} still unhealthy: re-probe failed on {bus}: diag level 1" in line
+                for line in d.stderr_lines))
+
+            helper(l1)
+            wait_for("healthy again", lambda: value("gpudoctor_gpu_healthy") == 1, timeout=30)
+            body = d.get("/metrics")[2]
+            assert metric_value(body, "gpudoctor_gpu_recovered_total", labels) == 1
+            assert metric_value(body, "gpudoctor_gpu_recovery_seconds", labels) > 0
+            assert metric_value(body, "gpudoctor_gpu_reprobes_total",
+                                labels[:-1] + ',result="pass"}') == 1
+            others = [line for line in body.splitlines()
+                      if line.startswith("gpudoctor_gpu_recovered_total{") and bus not in line]
+            assert len(others) == 7 and all(line.endswith(" 0") for line in others), others
+            with open(args_to) as f:
+                argv = json.load(f)["argv"]
+            assert argv[argv.index("--level") + 1] == "1", argv
+            assert [argv[i + 1] for i, a in enumerate(argv) if a == "--gpu"] == [bus], argv
+            wait_for("the sampler restarted", lambda: metric_value(
+                d.get("/metrics")[2], "gpudoctor_sampler_restarts_total") > restarts)
+            assert any(f"GPU {bus} healthy again: re-probe passed on {bus}: NVML: answers" in line
+                       and "diag level 1: passed" in line for line in d.stderr_lines), \
+                d.stderr_lines[-5:]
+            assert d.terminate() == 0
+
+
 def series_of(body):
     """The metric names and labels of an exposition, in order (no values)."""
     return [line.rsplit(" ", 1)[0] for line in body.splitlines() if line and line[0] != "#"]

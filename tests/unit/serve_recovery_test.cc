@@ -1,0 +1,152 @@
+// serve's recovery gate (serve/recovery.h): when a GPU turns unhealthy, when
+// its cause counts as cleared, and that only a passing re-probe of a cleared
+// GPU makes it healthy again, counted once with the time it took.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "serve/recovery.h"
+#include "snapshot_builders.h"
+
+namespace gd {
+namespace {
+
+constexpr int64_t kT0 = 1'800'000'000'000;  // ms
+const std::string kBus = "0000:17:00.0";
+
+NvmlGpu gpu(uint32_t index, const std::string& bus, bool lost = false) {
+  NvmlGpu g;
+  g.index = index;
+  g.uuid = fixtures::nv_ok<std::string>("GPU-" + bus);
+  g.pci_bus_id = fixtures::nv_ok<std::string>(bus);
+  if (lost) g.health.temperature_c.rc = 15;  // NVML_ERROR_GPU_IS_LOST
+  return g;
+}
+
+NvmlInfo nvml(bool lost) {
+  NvmlInfo n;
+  n.attempted = true;
+  n.init_rc = 0;
+  n.gpus = {gpu(0, kBus, lost), gpu(1, "0000:2a:00.0")};
+  return n;
+}
+
+Snapshot snapshot(bool lost) {
+  Snapshot s;
+  s.nvml = nvml(lost);
+  return s;
+}
+
+Report report_failing(const std::string& id, const std::string& bus) {
+  Report r;
+  Finding f;
+  f.id = id;
+  f.severity = Severity::kFail;
+  f.gpus = {bus};
+  r.findings.push_back(f);
+  return r;
+}
+
+ReprobeResult reprobe(bool ok, const std::string& bus = kBus) {
+  ReprobeResult r;
+  r.bus_id = bus;
+  r.ok = ok;
+  if (!ok) r.failure = "CUDA: the context failed: CUDA_ERROR_ECC_UNCORRECTABLE (214)";
+  return r;
+}
+
+const GpuHealth& at(const RecoveryGate& g, const std::string& bus) {
+  static std::vector<GpuHealth> all;
+  all = g.gpus();
+  for (const GpuHealth& h : all) {
+    if (h.bus_id == bus) return h;
+  }
+  ADD_FAILURE() << "no GPU " << bus;
+  return all.front();
+}
+
+TEST(RecoveryGate, FailingCheckThenClearedThenReprobePassed) {
+  RecoveryGate gate;
+  EXPECT_TRUE(gate.on_check(Report{}, snapshot(false), kT0).empty());
+  EXPECT_TRUE(at(gate, kBus).healthy);
+
+  auto due = gate.on_check(report_failing("gpu.fallen-off-bus", kBus), snapshot(true), kT0 + 1000);
+  EXPECT_TRUE(due.empty());
+  EXPECT_FALSE(at(gate, kBus).healthy);
+  EXPECT_EQ(at(gate, kBus).cause, "gpu.fallen-off-bus");
+  EXPECT_TRUE(at(gate, "0000:2a:00.0").healthy);
+
+  // A re-probe the gate did not ask for changes nothing.
+  EXPECT_FALSE(gate.on_reprobe(reprobe(true), 0, kT0 + 1500));
+  EXPECT_FALSE(at(gate, kBus).healthy);
+
+  // The check passes and NVML answers: cleared, due a re-probe, still unhealthy.
+  due = gate.on_check(Report{}, snapshot(false), kT0 + 2000);
+  ASSERT_EQ(due, std::vector<std::string>{kBus});
+  EXPECT_FALSE(at(gate, kBus).healthy);
+
+  EXPECT_FALSE(gate.on_reprobe(reprobe(false), 0, kT0 + 2500));
+  EXPECT_FALSE(at(gate, kBus).healthy);
+  EXPECT_EQ(at(gate, kBus).reprobe_failures, 1u);
+  EXPECT_EQ(at(gate, kBus).reprobe_passes, 1u);  // the unasked one ran: counted
+  EXPECT_NE(at(gate, kBus).last_reprobe.find("re-probe failed on 0000:17:00.0: CUDA"),
+            std::string::npos);
+
+  // Still cleared at the next check: asked again, and this time it passes.
+  ASSERT_EQ(gate.on_check(Report{}, snapshot(false), kT0 + 3000).size(), 1u);
+  EXPECT_TRUE(gate.on_reprobe(reprobe(true), 0, kT0 + 3500));
+  const GpuHealth& h = at(gate, kBus);
+  EXPECT_TRUE(h.healthy);
+  EXPECT_EQ(h.recovered, 1u);
+  EXPECT_EQ(h.reprobe_passes, 2u);
+  EXPECT_DOUBLE_EQ(h.last_recovery_s, 2.5);
+  EXPECT_TRUE(h.cause.empty());
+  EXPECT_TRUE(gate.on_check(Report{}, snapshot(false), kT0 + 4000).empty());
+  EXPECT_EQ(at(gate, "0000:2a:00.0").recovered, 0u);
+}
+
+TEST(RecoveryGate, NotClearedWhileNvmlStillCannotAnswer) {
+  RecoveryGate gate;
+  gate.on_check(report_failing("gpu.reset-required", kBus), snapshot(false), kT0);
+  // No failing finding any more, but NVML's fresh answer still says lost.
+  EXPECT_TRUE(gate.on_check(Report{}, snapshot(true), kT0 + 1000).empty());
+  // A check that fails again on it while cleared takes the clearance back.
+  ASSERT_EQ(gate.on_check(Report{}, snapshot(false), kT0 + 2000).size(), 1u);
+  gate.on_check(report_failing("xid.48", kBus), snapshot(false), kT0 + 3000);
+  EXPECT_FALSE(gate.on_reprobe(reprobe(true), 0, kT0 + 3500));
+  EXPECT_EQ(at(gate, kBus).cause, "xid.48");
+  EXPECT_EQ(at(gate, kBus).unhealthy_since_ms, kT0);
+}
+
+TEST(RecoveryGate, TheOldSamplerChildIsNotTrustedAfterARecovery) {
+  RecoveryGate gate;
+  gate.on_sample(nvml(false), 0, kT0);
+  EXPECT_TRUE(at(gate, kBus).healthy);
+  gate.on_sample(nvml(true), 0, kT0 + 500);
+  EXPECT_FALSE(at(gate, kBus).healthy);
+  EXPECT_EQ(at(gate, kBus).cause, "NVML: the GPU does not answer (sampler)");
+
+  ASSERT_EQ(gate.on_check(Report{}, snapshot(false), kT0 + 1000).size(), 1u);
+  EXPECT_TRUE(gate.on_reprobe(reprobe(true), 0, kT0 + 1200));
+  // The child of generation 0 still holds the lost handle: ignored.
+  gate.on_sample(nvml(true), 0, kT0 + 1500);
+  EXPECT_TRUE(at(gate, kBus).healthy);
+  // A fresh child that finds it lost again is believed.
+  gate.on_sample(nvml(true), 1, kT0 + 2000);
+  EXPECT_FALSE(at(gate, kBus).healthy);
+}
+
+TEST(RecoveryGate, ALostGpuWithoutBusIdIsKnownByItsIndex) {
+  RecoveryGate gate;
+  gate.on_sample(nvml(false), 0, kT0);
+  NvmlInfo lost = nvml(false);
+  lost.gpus[0] = NvmlGpu{};
+  lost.gpus[0].index = 0;
+  lost.gpus[0].handle_rc = 15;
+  gate.on_sample(lost, 0, kT0 + 500);
+  EXPECT_FALSE(at(gate, kBus).healthy);
+  EXPECT_EQ(gate.gpus().size(), 2u);
+}
+
+}  // namespace
+}  // namespace gd
