@@ -24,6 +24,10 @@ namespace {
 // Each scontrol call; slurmctld answers in milliseconds when it is up.
 constexpr std::chrono::seconds kScontrolTimeout{10};
 
+// The re-probe's diag helper before a resume, at most (a hung helper is
+// killed): inside slurmd's 60 s beside the check's probes.
+constexpr double kReprobeDiagDeadlineS = 30;
+
 // slurmd starts the HealthCheckProgram with no PATH at all (only
 // SLURMD_NODENAME): search where Debian and source installs put scontrol.
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -99,6 +103,9 @@ std::string reprobe_before_resume(const Report& report, const CheckArgs& args,
   ro.probe = args.probe;
   ro.env = current_environment();
   ro.diag_helper = reprobe_diag_helper(args.diag_helper);
+  // slurmd kills a health check after 60 s; the check's own probes took
+  // their share already.
+  ro.diag_deadline_s = kReprobeDiagDeadlineS;
   for (const ReprobeResult& r : reprobe_gpus(ro, bus_ids)) {
     if (!r.ok) return reprobe_line(r);
   }

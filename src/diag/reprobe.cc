@@ -158,6 +158,7 @@ std::vector<ReprobeResult> reprobe_gpus(const ReprobeOptions& opt,
     d.duration_s = opt.diag_duration_s;
     d.helper = opt.diag_helper;
     d.env = diag_environment(opt.env);
+    d.deadline_s = opt.diag_deadline_s;
     DiagRun run = run_diag_helper(d);
     std::vector<Finding> findings = evaluate_diag(run, s);
     for (ReprobeResult* r : left) {

@@ -19,6 +19,7 @@ struct ReprobeOptions {
   std::vector<std::string> env;  // the children's environment (the caller's)
   std::string diag_helper;       // gpudoctor-diag; "" = no diag step
   double diag_duration_s = 2;    // the diag's --duration: short, this is a probe
+  double diag_deadline_s = 0;    // 0: run_helper.h's formula for level 1 and the GPU count
 };
 
 struct ReprobeResult {

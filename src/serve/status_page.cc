@@ -364,6 +364,35 @@ void xid_table(std::string& o, const ExporterView& v) {
   o += "</tbody></table></div>\n";
 }
 
+// The recovery gate's GPUs that are, or were, unhealthy: shown only when
+// there is one, as a person asks "is it back, and is it proven".
+void recovery_table(std::string& o, const ExporterView& v) {
+  std::vector<const GpuHealth*> rows;
+  for (const GpuHealth& g : v.gpu_health) {
+    if (!g.healthy || g.recovered > 0 || g.reprobe_failures > 0) rows.push_back(&g);
+  }
+  if (rows.empty()) return;
+  o += "<h2>Recovery</h2>\n<p class=meta>A GPU is called healthy again only after its cause "
+       "cleared and a re-probe (NVML, a CUDA context, a level-1 diag) passed.</p>\n";
+  o += "<div class=wrap><table id=recovery>\n<thead><tr><th>GPU</th><th>State</th><th>Cause</th>"
+       "<th>Recovered</th><th>Last re-probe</th></tr></thead>\n<tbody>\n";
+  for (const GpuHealth* g : rows) {
+    std::string state = g->healthy   ? "<span class=\"badge ok\">healthy</span>"
+                        : g->cleared ? "<span class=\"badge warn\">cleared, re-probing</span>"
+                                     : "<span class=\"badge fail\">unhealthy</span>";
+    if (!g->healthy) state += " for " + age(v.now_unix_ms - g->unhealthy_since_ms);
+    std::string recovered = fmt::format("{}", g->recovered);
+    if (g->last_recovery_s >= 0) {
+      recovered += " (last took " + age(static_cast<int64_t>(g->last_recovery_s * 1000)) + ")";
+    }
+    o += "<tr><td class=mono>" + esc(g->bus_id) + "</td><td>" + state + "</td><td>" +
+         (g->cause.empty() ? std::string(kNa) : esc(g->cause)) + "</td><td>" + recovered +
+         "</td><td>" + (g->last_reprobe.empty() ? std::string(kNa) : esc(g->last_reprobe)) +
+         "</td></tr>\n";
+  }
+  o += "</tbody></table></div>\n";
+}
+
 }  // namespace
 
 std::string render_status_page(const ExporterView& v) {
@@ -435,6 +464,7 @@ std::string render_status_page(const ExporterView& v) {
     gpu_table(o, NvmlInfo{}, snap, report);
   }
 
+  recovery_table(o, v);
   if (v.diag) diag_section(o, v);
 
   o += "<h2>Kernel log: Xid events</h2>\n";

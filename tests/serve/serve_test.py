@@ -431,6 +431,9 @@ def test_a_lost_gpu_is_healthy_again_only_after_a_reprobe():
                      timeout=30)
             assert value("gpudoctor_gpu_healthy") == 0
             assert value("gpudoctor_gpu_recovered_total") == 0
+            page = d.get("/")[2]
+            assert "<table id=recovery>" in page and bus in page, page[-3000:]
+            assert "crashed: SIGSEGV" in page
             wait_for("the failure's note", lambda: any(
                 f"GPU {bus} still unhealthy: re-probe failed on {bus}: diag level 1" in line
                 for line in d.stderr_lines))
@@ -449,6 +452,8 @@ def test_a_lost_gpu_is_healthy_again_only_after_a_reprobe():
                 argv = json.load(f)["argv"]
             assert argv[argv.index("--level") + 1] == "1", argv
             assert [argv[i + 1] for i, a in enumerate(argv) if a == "--gpu"] == [bus], argv
+            page = d.get("/")[2]
+            assert '<span class="badge ok">healthy</span>' in page and "re-probe passed" in page
             wait_for("the sampler restarted", lambda: metric_value(
                 d.get("/metrics")[2], "gpudoctor_sampler_restarts_total") > restarts)
             assert any(f"GPU {bus} healthy again: re-probe passed on {bus}: NVML: answers" in line

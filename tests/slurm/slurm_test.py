@@ -22,7 +22,11 @@ It asserts, each within a bounded time:
   3. an admin drain ("admin: maintenance") stays over two health checks,
      healthy or failing, with the admin's reason;
   4. NVML failing for one probe (the fake's fail_once_file) is re-checked
-     (--slurm-recheck) and drains nothing.
+     (--slurm-recheck) and drains nothing;
+  5. GPU 0000:5d:00.0 lost (NVML: GPU_IS_LOST, CUDA: one device fewer) drains
+     the node; back on the bus, the node stays drained while the re-probe
+     before a resume fails (the fake diag helper crashes), and is resumed
+     once it passes (NVML, a CUDA context and a level-1 diag on all 8 GPUs).
 
 usage: slurm_test.py GPUDOCTOR FAKES_DIR [--sanitized]
 Exit 77 (skipped) when not root, without Slurm or munge, or with --sanitized
@@ -47,6 +51,8 @@ INTERVAL_S = 2          # HealthCheckInterval: the drain latency is at most this
 WAIT_S = 8 * INTERVAL_S + 10  # bound on every state change asserted below
 TOOLS = ["munged", "mungekey", "munge", "unmunge", "slurmctld", "slurmd", "scontrol", "sinfo"]
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+FAKE_HELPER = os.path.join(SRC, "tests", "fakes", "fake_diag_helper.py")
+LOST_GPU = "0000:5d:00.0"
 
 
 def which(name):
@@ -128,15 +134,24 @@ class Cluster:
         blip["fail_once_file"] = {"nvmlInit_v2": os.path.join(d, "blip")}
         with open(os.path.join(d, "blip.json"), "w") as f:
             json.dump(blip, f)
+        lost = json.loads(json.dumps(blip))
+        lost.pop("errors")
+        lost.pop("fail_once_file")
+        next(g for g in lost["gpus"] if g["bus_id"] == LOST_GPU)["lost"] = True
+        with open(os.path.join(d, "lost.json"), "w") as f:
+            json.dump(lost, f)
+        self.set_diag(True)
         with open(os.path.join(d, "hc.sh"), "w") as f:
             f.write(f"""#!/bin/sh
 case "$(cat {d}/scenario)" in
   failing) root={bad_root}; fake={fake_dir}/{bad_fake}.json ;;
   blip) root={gd_root}; fake={d}/blip.json ;;
+  lost) root={gd_root}; fake={d}/lost.json ;;
   *) root={gd_root}; fake={fake_dir}/{gd_fake}.json ;;
 esac
-export GPUDOCTOR_SLURM_ARGS="--slurm-recheck 1s"
+export GPUDOCTOR_SLURM_ARGS="--slurm-recheck 1s --diag-helper {FAKE_HELPER}"
 export SLURM_CONF={d}/slurm.conf GPUDOCTOR={self.gd} GPUDOCTOR_FAKE_SCENARIO=$fake
+export GPUDOCTOR_FAKE_DIAG={d}/diag.json
 {WRAPPER} --root "$root" --nvml-lib {self.fakes}/libnvidia-ml.so.1 \\
   --cuda-lib {self.fakes}/libcuda.so.1 --cudart-lib {self.fakes}/libcudart.so.13 \\
   >>{self.hc_log} 2>&1
@@ -174,6 +189,26 @@ HealthCheckNodeState=ANY
 NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
 PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
 """)
+
+    def set_diag(self, passes):
+        """The fake diag helper's answer: level 1 passed on every GPU asked
+        for, or a crash."""
+        if passes:
+            with open(os.path.join(SRC, "tests", "diag", "scenarios",
+                                   "healthy-2gpu-l1.json")) as f:
+                l1 = json.load(f)
+            one = [line for line in l1["lines"] if "$GPU1" not in json.dumps(line)]
+            lines = [one[0]]
+            for i in range(8):
+                lines += [json.loads(json.dumps(line).replace("$GPU0", f"$GPU{i}"))
+                          for line in one[1:]]
+            scenario = dict(l1, lines=lines)
+        else:
+            scenario = {"then": "crash"}
+        tmp = os.path.join(self.d, "diag.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(scenario, f)
+        os.replace(tmp, os.path.join(self.d, "diag.json"))
 
     def set_scenario(self, word):
         tmp = os.path.join(self.d, "scenario.tmp")
@@ -296,11 +331,26 @@ def test(c):
     c.set_scenario("healthy")
     print("a transient NVML failure re-checked, not drained")
 
+    # 5. A GPU lost and returned: resumed only after the re-probe passes.
+    lost = "gpudoctor: gpu.fallen-off-bus GPU " + LOST_GPU
+    c.set_scenario("lost")
+    c.wait_for("drained for the lost GPU", lambda: c.sinfo() == ("drained", lost), WAIT_S)
+    c.set_diag(False)
+    c.set_scenario("healthy")
+    c.wait_checks(2)
+    assert c.sinfo() == ("drained", lost), c.sinfo()
+    c.set_diag(True)
+    c.wait_for("resumed after the re-probe", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
+    print("a lost GPU drained the node; back, resumed only once its re-probe passed")
+
     # What gpudoctor printed, one line per check, as slurmd would log it.
     with open(c.hc_log) as f:
         lines = [line for line in f if line.startswith("gpudoctor")]
     for want in ("drained: " + drained, "resumed: healthy again", "by someone else",
-                 "re-checked after 1s: nvml.init-failed did not hold"):
+                 "re-checked after 1s: nvml.init-failed did not hold",
+                 "healthy by the check, but re-probe failed on 0000:18:00.0: diag level 1: "
+                 "crashed: SIGSEGV",
+                 "proven by a re-probe of 8 GPUs (NVML, a CUDA context, diag level 1)"):
         assert any(want in line for line in lines), (want, lines[-10:])
 
 

@@ -219,6 +219,28 @@ TEST(SlurmDecide, OwnDrainIsResumedWhenHealthy) {
   }
 }
 
+TEST(SlurmDecide, AResumeWaitsForTheReprobe) {
+  Fixture fx({finding("advice.device-order", Severity::kInfo)});
+  SlurmNode node{"gpu01", "IDLE+DRAIN", "gpudoctor: gpu.fallen-off-bus GPU 0000:5d:00.0"};
+  SlurmDecision resume = decide_slurm(fx.report, node, {});
+  ASSERT_EQ(resume.action, SlurmAction::kResume);
+
+  SlurmDecision kept = after_reprobe(resume, node,
+                                     "re-probe failed on 0000:5d:00.0: CUDA: no CUDA device at "
+                                     "0000:5d:00.0",
+                                     "");
+  EXPECT_EQ(kept.action, SlurmAction::kNone);
+  EXPECT_TRUE(scontrol_update_args("gpu01", kept).empty());
+  EXPECT_EQ(kept.message,
+            "node gpu01: healthy by the check, but re-probe failed on 0000:5d:00.0: CUDA: no CUDA "
+            "device at 0000:5d:00.0; left drained with \"gpudoctor: gpu.fallen-off-bus GPU "
+            "0000:5d:00.0\"");
+
+  SlurmDecision done = after_reprobe(resume, node, "", "proven by a re-probe of 8 GPUs");
+  EXPECT_EQ(done.action, SlurmAction::kResume);
+  EXPECT_TRUE(done.message.ends_with("; proven by a re-probe of 8 GPUs")) << done.message;
+}
+
 TEST(SlurmDecide, AdminDrainIsNeverResumedNorRelabelled) {
   Fixture healthy({finding("advice.device-order", Severity::kInfo)});
   Fixture failing({finding("xid.79", Severity::kFail, {"0000:17:00.0"})});
