@@ -1,9 +1,12 @@
 // `gpudoctor diff` output: text for people, gpudoctor.diff/v1 JSON for tools.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "fleet/diff.h"
+#include "fleet/xid_rate.h"
 #include "util/text.h"
 
 namespace gd {
@@ -107,6 +110,61 @@ std::vector<Shown> shown_fields(const DiffResult& d, bool verbose) {
   return out;
 }
 
+// "Xid 79 x6, 48 x3": the codes, most frequent first.
+std::string codes_text(const std::map<int, uint64_t>& codes) {
+  std::vector<std::pair<int, uint64_t>> v(codes.begin(), codes.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [code, n] : v) parts.push_back(fmt::format("{} x{}", code, n));
+  return "Xid " + join(parts, ", ");
+}
+
+// The Xid rate by driver section (docs/diff.md); "" when there is nothing
+// to compare.
+std::string xid_rate_text(const DiffResult& d) {
+  std::vector<std::string> skipped;
+  std::vector<DriverXidRate> rates = xid_rate_by_driver(d.nodes, &skipped);
+  if (rates.empty()) return "";
+  std::string out = "\nXid rate by driver (this boot's kernel logs):\n";
+  for (const DriverXidRate& r : rates) {
+    out += fmt::format("  {}: {} Xid event{} on {} node{} ({:.2f} per node", r.driver, r.events,
+                       r.events == 1 ? "" : "s", r.nodes.size(), r.nodes.size() == 1 ? "" : "s",
+                       r.per_node());
+    if (r.events > 0) {
+      out += fmt::format("; {} of {} nodes; {}", r.with_xids.size(), r.nodes.size(),
+                         codes_text(r.codes));
+    }
+    out += ")\n";
+  }
+  for (const DriverXidRate& r : rates) {
+    if (!r.stands_out) continue;
+    out += fmt::format(
+        "  {} stands out: {:.2f} Xid events per node against {:.2f} on the other drivers; "
+        "consider rolling back to {}\n",
+        r.driver, r.per_node(), r.others_per_node, r.rollback_to);
+  }
+  if (!skipped.empty()) out += "  not counted (kernel log not read): " + list(skipped) + "\n";
+  return out;
+}
+
+nlohmann::json xid_rate_json(const DiffResult& d) {
+  std::vector<std::string> skipped;
+  nlohmann::json out = nlohmann::json::array();
+  for (const DriverXidRate& r : xid_rate_by_driver(d.nodes, &skipped)) {
+    nlohmann::json codes = nlohmann::json::object();
+    for (const auto& [code, n] : r.codes) codes[std::to_string(code)] = n;
+    out.push_back({{"driver", r.driver},
+                   {"nodes", r.nodes},
+                   {"nodes_with_xids", r.with_xids},
+                   {"events", r.events},
+                   {"per_node", r.per_node()},
+                   {"codes", codes},
+                   {"stands_out", r.stands_out},
+                   {"rollback_to", r.stands_out ? nlohmann::json(r.rollback_to) : nullptr}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_diff_text(const DiffResult& d, const DiffRenderOptions& opt) {
@@ -141,6 +199,7 @@ std::string render_diff_text(const DiffResult& d, const DiffRenderOptions& opt) 
            std::to_string(d.fields.size()) + " fields compared.\n";
     return out;
   }
+  out += xid_rate_text(d);
   for (const auto& [title, by_node] : {std::pair{"Odd ones out", &odd}, {"Problems", &sick}}) {
     if (by_node->empty()) continue;
     out += std::string("\n") + title + ":\n";
@@ -196,7 +255,8 @@ std::string render_diff_json(const DiffResult& d) {
   for (const auto& [n, labels] : sick) sick_json[n] = labels;
   nlohmann::json doc = {{"schema", kDiffSchema}, {"drift", d.drift()},
                         {"nodes", nodes},        {"fields", fields},
-                        {"odd_nodes", odd_json}, {"problem_nodes", sick_json}};
+                        {"odd_nodes", odd_json}, {"problem_nodes", sick_json},
+                        {"xid_by_driver", xid_rate_json(d)}};
   return doc.dump(2) + "\n";
 }
 

@@ -118,6 +118,11 @@ ExporterView view_of(const Snapshot& snap) {
   check->runs = 60;
   v.check = check;
   v.kernel_log_source = snap.kernel_log.source;
+  // The recovery gate as the daemon feeds it: the sample, then the check.
+  RecoveryGate gate;
+  gate.on_sample(snap.nvml, 0, v.sample.taken_unix_ms);
+  gate.on_check(check->report, *owned, check->finished_unix_ms);
+  v.gpu_health = gate.gpus();
   return v;
 }
 
@@ -184,6 +189,16 @@ ExporterView sick_view() {
   v.sample.restarts = 1;
   v.xid_counts[{"0000:18:00.0", 13}] = 2;
   v.xid_counts[{"0000:ab:00.0", 79}] = 1;
+  // GPU 0000:18:00.0 came back once, 312.5 s after it was lost, on its
+  // second re-probe.
+  for (GpuHealth& g : v.gpu_health) {
+    if (g.bus_id != "0000:18:00.0") continue;
+    g.recovered = 1;
+    g.last_recovery_s = 312.5;
+    g.reprobe_passes = 1;
+    g.reprobe_failures = 1;
+    g.last_reprobe = "re-probe passed on 0000:18:00.0: NVML: answers (NVIDIA H100 80GB HBM3)";
+  }
   return v;
 }
 
@@ -399,7 +414,7 @@ TEST(Prometheus, FamiliesAreContiguous) {
 // Series per GPU: at most kMaxPerGpu with every value supported, and
 // docs/metrics.md says so.
 TEST(Prometheus, SeriesPerGpuIsModestAndDocumented) {
-  constexpr size_t kMaxPerGpu = 44;
+  constexpr size_t kMaxPerGpu = 49;
   Snapshot s = hgx();
   NvmlHealth& h = s.nvml.gpus[0].health;
   h.fan_speed_pct = nv_ok<uint32_t>(40);
@@ -407,13 +422,15 @@ TEST(Prometheus, SeriesPerGpuIsModestAndDocumented) {
   h.retired_pages_dbe = nv_ok<uint32_t>(0);
   h.retired_pages_pending = nv_ok(0);
   // The per-GPU families; gpudoctor_finding follows the findings.
+  ExporterView v = view_of(s);
+  v.gpu_health.front().last_recovery_s = 312.5;  // GPU 0 recovered once
   std::string m;
-  for (const std::string& line : lines_with(render_metrics(view_of(s)), "gpu=\"")) {
+  for (const std::string& line : lines_with(render_metrics(v), "gpu=\"")) {
     if (!line.starts_with("gpudoctor_finding{")) m += line + "\n";
   }
   EXPECT_EQ(lines_with(m, "gpu=\"0\"").size(), kMaxPerGpu) << m;
   size_t h100 = lines_with(m, "gpu=\"1\"").size();
-  EXPECT_EQ(h100, 40u) << m;
+  EXPECT_EQ(h100, 44u) << m;
   std::string docs = read_file(source_path("docs/metrics.md"));
   EXPECT_NE(docs.find(std::to_string(kMaxPerGpu) + " series per GPU"), std::string::npos);
   EXPECT_NE(docs.find(std::to_string(h100) + " on an H100"), std::string::npos);
