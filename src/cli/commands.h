@@ -155,9 +155,18 @@ struct RunArgs {
   std::vector<std::string> only;     // --only IDS
   std::vector<std::string> skip;     // --skip IDS
   std::vector<std::string> command;  // after --
+  bool watch = false;                // --watch: stay, watch the job, summarize it
+  std::string watch_interval = "5s";  // --watch-interval: NVML sampling period
+  bool stop_on_fatal = false;        // --stop-on-fatal: signal the job at a fatal event
 };
 void setup_run(CLI::App* app, RunArgs* args);
 int run_run(const RunArgs& args);
+// `run --watch` (cli/run_watch.cc): runs the command as a watched child;
+// returns its exit code (128 + N when killed by signal N).
+int run_watched(const RunArgs& args, double interval_s);
+// Replaces this process with the command (execvp); on failure exits 127
+// (not found) or 126, as a shell does.
+[[noreturn]] void exec_command(const std::vector<std::string>& command);
 
 struct ServeArgs {
   ProbeOptions probe;

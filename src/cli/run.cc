@@ -16,6 +16,7 @@
 #include "job/check.h"
 #include "report/render.h"
 #include "util/cpus.h"
+#include "util/duration.h"
 #include "util/text.h"
 
 namespace gd {
@@ -165,6 +166,8 @@ void apply_settings(const JobEnv& job) {
   }
 }
 
+}  // namespace
+
 [[noreturn]] void exec_command(const std::vector<std::string>& command) {
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -183,8 +186,6 @@ void apply_settings(const JobEnv& job) {
   std::_Exit(e == ENOENT || e == ENOTDIR ? kExitNotFound : kExitNotExecutable);
 }
 
-}  // namespace
-
 void setup_run(CLI::App* app, RunArgs* args) {
   app->add_option("--require", args->require,
                   "Refuse (exit 69) unless at least N fit GPUs are selected")
@@ -195,8 +196,19 @@ void setup_run(CLI::App* app, RunArgs* args) {
   app->add_flag("--bind-cpus", args->bind_cpus,
                 "Pin to the NUMA-local CPUs of this rank's GPU (LOCAL_RANK, SLURM_LOCALID, "
                 "OMPI_COMM_WORLD_LOCAL_RANK)");
-  app->add_option("--json-report", args->json_report, "Write the gpudoctor.report/v1 JSON here")
+  app->add_option("--json-report", args->json_report,
+                  "Write the gpudoctor.report/v1 JSON here (with --watch: the job's "
+                  "gpudoctor.watch/v1 summary)")
       ->option_text("FILE");
+  app->add_flag("--watch", args->watch,
+                "Stay while the command runs: sample NVML and follow the kernel log, write the "
+                "diagnosis at a fatal event and a health summary when it ends");
+  app->add_option("--watch-interval", args->watch_interval,
+                  "With --watch: the NVML sampling period (default 5s)")
+      ->option_text("DURATION");
+  app->add_flag("--stop-on-fatal", args->stop_on_fatal,
+                "With --watch: at a fatal event (Xid 79, 48, 95, a GPU lost, ...) send the "
+                "command's process group SIGTERM, then SIGKILL 10 s later");
   add_config_option(app, &args->config);
   add_selection_options(app, &args->only, &args->skip);
   add_probe_options(app, &args->probe);
@@ -217,7 +229,19 @@ int run_run(const RunArgs& args) {
                                  args.command, &c);
       rc != 0)
     return rc;
-  if (!args.json_report.empty()) {
+  double watch_interval_s = 0;
+  if (args.watch) {
+    auto d = parse_duration(args.watch_interval);
+    if (!d.ok() || *d < 0.1) {
+      say("--watch-interval: " + (d.ok() ? std::string("at least 0.1 s") : d.error()));
+      return kExitUsage;
+    }
+    watch_interval_s = *d;
+  } else if (args.stop_on_fatal) {
+    say("--stop-on-fatal needs --watch");
+    return kExitUsage;
+  }
+  if (!args.json_report.empty() && !args.watch) {
     if (int rc = write_report(args.json_report, c.report); rc != 0) return rc;
   }
   JobEnvOptions opt;
@@ -251,6 +275,7 @@ int run_run(const RunArgs& args) {
   }
   if (args.bind_cpus) bind_cpus(c, job);
   apply_settings(job);
+  if (args.watch) return run_watched(args, watch_interval_s);
   exec_command(args.command);
 }
 

@@ -80,25 +80,35 @@ std::vector<std::pair<const char*, int>> gpu_call_codes(const NvmlGpu& g) {
   };
 }
 
+namespace {
+
+const std::pair<uint64_t, const char*> kReasonNames[] = {
+    {kReasonGpuIdle, "GPU idle"},
+    {kReasonAppClocks, "application clocks setting"},
+    {kReasonSwPowerCap, "SW power cap"},
+    {kReasonHwSlowdown, "HW slowdown"},
+    {kReasonSyncBoost, "sync boost"},
+    {kReasonSwThermal, "SW thermal slowdown"},
+    {kReasonHwThermal, "HW thermal slowdown"},
+    {kReasonHwPowerBrake, "HW power brake"},
+    {kReasonDisplayClock, "display clock setting"},
+};
+
+}  // namespace
+
+std::vector<std::string> reason_names(uint64_t bits) {
+  std::vector<std::string> out;
+  for (const auto& [bit, name] : kReasonNames) {
+    if ((bits & bit) != 0) out.emplace_back(name);
+  }
+  return out;
+}
+
 std::string reasons_text(uint64_t bits) {
   if (bits == 0) return "0x0 (none: full clocks)";
-  static const std::pair<uint64_t, const char*> kNames[] = {
-      {kReasonGpuIdle, "GPU idle"},
-      {kReasonAppClocks, "application clocks setting"},
-      {kReasonSwPowerCap, "SW power cap"},
-      {kReasonHwSlowdown, "HW slowdown"},
-      {kReasonSyncBoost, "sync boost"},
-      {kReasonSwThermal, "SW thermal slowdown"},
-      {kReasonHwThermal, "HW thermal slowdown"},
-      {kReasonHwPowerBrake, "HW power brake"},
-      {kReasonDisplayClock, "display clock setting"},
-  };
-  std::string names;
   uint64_t known = 0;
-  for (const auto& [bit, name] : kNames) {
-    known |= bit;
-    if ((bits & bit) != 0) names += (names.empty() ? "" : ", ") + std::string(name);
-  }
+  for (const auto& [bit, name] : kReasonNames) known |= bit;
+  std::string names = join(reason_names(bits), ", ");
   if ((bits & ~known) != 0) {
     names += fmt::format("{}unknown bits 0x{:x}", names.empty() ? "" : ", ", bits & ~known);
   }

@@ -69,6 +69,13 @@ inline constexpr uint64_t kReasonSwThermal = 0x20;
 inline constexpr uint64_t kReasonHwThermal = 0x40;
 inline constexpr uint64_t kReasonHwPowerBrake = 0x80;
 inline constexpr uint64_t kReasonDisplayClock = 0x100;
+// The bits' names in bit order: {"HW slowdown", "HW thermal slowdown"}
+// (unknown bits left out).
+std::vector<std::string> reason_names(uint64_t bits);
+// The reasons that slow a busy GPU: not idle, and not the application or
+// display clock settings, which are choices rather than events.
+inline constexpr uint64_t kSlowingReasons =
+    ~(kReasonGpuIdle | kReasonAppClocks | kReasonDisplayClock);
 // "0x48 (HW slowdown, HW thermal slowdown)"; "0x0 (none: full clocks)".
 std::string reasons_text(uint64_t bits);
 

@@ -104,7 +104,7 @@ int device_call(const char* fn, nvmlDevice_t dev, const void* out) {
   if (g_init_count == 0) return kUninitialized;
   if (dev == nullptr || dev->gpu == nullptr || out == nullptr) return kInvalidArgument;
   if (int rc = fake::inject(fn, dev->gpu)) return rc;
-  if (dev->gpu->lost) return kGpuIsLost;
+  if (dev->gpu->is_lost()) return kGpuIsLost;
   return kSuccess;
 }
 
@@ -238,7 +238,7 @@ static nvmlReturn_t handle_by_index(const char* fn, unsigned int index, nvmlDevi
   if (device == nullptr || index >= g_handles.size()) return kInvalidArgument;
   const fake::Gpu* gpu = g_handles[index].gpu;
   if (int rc = fake::inject(fn, gpu)) return rc;
-  if (gpu->lost) return kGpuIsLost;
+  if (gpu->is_lost()) return kGpuIsLost;
   *device = &g_handles[index];
   return kSuccess;
 }

@@ -54,14 +54,14 @@ constexpr int kValueTypeUnsignedInt = 1;                // NVML_VALUE_TYPE_UNSIG
 constexpr int kMaxThresholdType = 7;                    // NVML_TEMPERATURE_THRESHOLD_GPS_CURR
 constexpr unsigned int kNvSwitchDeviceId = 0x22A310DE;  // H100-generation NVSwitch (10de:22a3)
 
-const fake::Health& health(nvmlDevice_t dev) { return dev->gpu->health; }
+const fake::Health& health(nvmlDevice_t dev) { return dev->gpu->current_health(); }
 
 // The common shape "one value of the GPU": the preamble (which also
 // rejects a null handle), then get(health).
 template <class T, class Get>
 nvmlReturn_t answer(const char* fn, nvmlDevice_t dev, T* out, Get get) {
   if (int rc = device_call(fn, dev, out)) return rc;
-  *out = static_cast<T>(get(dev->gpu->health));
+  *out = static_cast<T>(get(dev->gpu->current_health()));
   return kSuccess;
 }
 

@@ -206,6 +206,15 @@ Gpu parse_gpu(const json& j) {
   g.errors = get_int_map(j, "errors");
   g.numa = get_int(j, "numa", -1);
   if (const json* h = get_object(j, "health")) g.health = parse_health(*h);
+  for (const auto& st : j.value("when_file", json::array())) {
+    Gpu::Stage stage;
+    stage.path = get_string(st, "path", "");
+    stage.lost = st.value("lost", false);
+    json merged = j.value("health", json::object());
+    merged.merge_patch(st.value("health", json::object()));
+    stage.health = parse_health(merged);
+    g.when_file.push_back(std::move(stage));
+  }
   return g;
 }
 
@@ -315,6 +324,24 @@ auto find_entry(const Container& c, const std::string& fn) {
 }
 
 }  // namespace
+
+const Gpu::Stage* Gpu::stage() const {
+  const Stage* now = nullptr;
+  for (const Stage& st : when_file) {
+    if (!st.path.empty() && access(st.path.c_str(), F_OK) == 0) now = &st;
+  }
+  return now;
+}
+
+const Health& Gpu::current_health() const {
+  const Stage* st = stage();
+  return st != nullptr ? st->health : health;
+}
+
+bool Gpu::is_lost() const {
+  const Stage* st = stage();
+  return lost || (st != nullptr && st->lost);
+}
 
 const Scenario& scenario() {
   static const Scenario s = load();

@@ -29,7 +29,13 @@
 //                 "lost": true,               // fallen off the bus: NVML 15, CUDA skips it
 //                 "errors": {"nvmlDeviceGetMemoryInfo": 15},  // per-GPU return codes
 //                 "numa": 0,                  // NUMA node, for the topology rule below
-//                 "health": { <health> } } ],
+//                 "health": { <health> },
+//                 "when_file": [{"path": "/tmp/x/hot", "health": { <health> }},
+//                               {"path": "/tmp/x/lost", "lost": true}] } ],
+//                          // stages a test turns on by creating the file, in a
+//                          // process that lives on (run --watch's sampler): the
+//                          // last stage whose file exists replaces "health" (its
+//                          // own, merged over the GPU's) or makes the GPU lost
 //     "topology": [{"a": 0, "b": 1, "level": 10}],  // see "Topology" below
 //     "errors": {"cuInit": 2, "nvmlInit_v2": 9},  // return code of any exported function
 //     "hang": ["cuInit"],                          // sleeps forever
@@ -201,6 +207,17 @@ struct Gpu {
   std::map<std::string, int> errors;
   int numa = -1;  // NUMA node, for the topology rule; -1 = not given
   Health health;
+  struct Stage {
+    std::string path;
+    bool lost = false;
+    Health health;
+  };
+  std::vector<Stage> when_file;
+  // The last stage whose file exists now; nullptr when none.
+  const Stage* stage() const;
+  // "health", or the current stage's; lost, or the current stage's.
+  const Health& current_health() const;
+  bool is_lost() const;
 };
 
 // nvmlDeviceGetTopologyCommonAncestor of one pair, by NVML index.

@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
@@ -127,6 +128,99 @@ def test_sigterm_to_gpudoctor_pid_reaches_the_command():
     expect(proc.returncode == 42 and "got-term" in out,
            f"SIGTERM to the pid must reach the command's trap: exit {proc.returncode}, "
            f"out {out!r}, err {err!r}")
+
+
+# --- run --watch ----------------------------------------------------------------------
+
+def test_watch_summarizes_a_job_that_ends_on_its_own():
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "watch.json")
+        p = run_cmd(["sh", "-c", "sleep 1; exit 5"],
+                    opts=["--watch", "--watch-interval", "0.2", "--json-report", report])
+        expect(p.returncode == 5, "run --watch must exit with the command's code", p)
+        expect("gpudoctor: run --watch: job summary: sh exited with 5 after 1 s; 4 GPUs "
+               "watched" in p.stderr, "the summary line", p)
+        # The fake's readings (tests/fakes/scenarios/ws-4x4090.json).
+        expect("run --watch:   GPU 0000:01:00.0: peak 36 °C, power peak 22 W mean 22 W, never "
+               "throttled, ECC n/a\n" in p.stderr, "GPU 0000:01:00.0's line", p)
+        for bus in U:
+            expect(f"run --watch:   GPU 0000:{bus}:00.0: peak " in p.stderr, f"GPU {bus}", p)
+        expect("no GPU was lost" in p.stderr and "FATAL" not in p.stderr, "a quiet job", p)
+        with open(report) as f:
+            doc = json.load(f)
+        expect(doc["schema"] == "gpudoctor.watch/v1" and doc["ended"]["exit_code"] == 5
+               and len(doc["gpus"]) == 4 and doc["fatal"] is None and not doc["gpu_lost"]
+               and doc["samples"] >= 3, f"the watch report: {doc}")
+    p = run_cmd(["sh", "-c", "kill -TERM $$"], opts=["--watch"])
+    expect(p.returncode == 128 + signal.SIGTERM and "was killed by SIGTERM" in p.stderr,
+           "a job killed by a signal: 128 + N, as a shell says", p)
+    p = run_cmd(["true"], opts=["--stop-on-fatal"])
+    expect(p.returncode == 64 and "--stop-on-fatal needs --watch" in p.stderr, "usage", p)
+
+
+def test_watch_a_gpu_that_overheats_then_falls_off_the_bus():
+    """The fake GPU 0000:61:00.0 heats up (93 °C, HW slowdown) while a dummy
+    job runs, then falls off the bus (NVML GPU_IS_LOST, Xid 79 in the kernel
+    log): the diagnosis comes at once, --stop-on-fatal stops the job, and the
+    summary and the JSON report say what happened."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "root")
+        shutil.copytree(os.path.join(ROOTS, "ws-4x4090"), root, symlinks=True)
+        hot, lost = os.path.join(tmp, "hot"), os.path.join(tmp, "lost")
+        with open(os.path.join(FAKE_SCENARIOS, "ws-4x4090.json")) as f:
+            sc = json.load(f)
+        gpu = next(g for g in sc["gpus"] if g["bus_id"] == "0000:61:00.0")
+        gpu["when_file"] = [
+            {"path": hot, "health": {"temperature_c": 93, "clock_event_reasons": 0x48,
+                                     "power_usage_mw": 450000}},
+            {"path": lost, "lost": True}]
+        scenario = os.path.join(tmp, "scenario.json")
+        with open(scenario, "w") as f:
+            json.dump(sc, f)
+        report = os.path.join(tmp, "watch.json")
+        script = ("trap 'echo got-term; exit 42' TERM; echo ready; "
+                  "while :; do sleep 0.05; done")
+        proc = subprocess.Popen(
+            [GD, "run", "--watch", "--watch-interval", "0.2", "--stop-on-fatal",
+             "--json-report", report] + probe_args(root) + ["--", "sh", "-c", script],
+            env=base_env(GPUDOCTOR_FAKE_SCENARIO=scenario), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            expect(proc.stdout.readline().strip() == "ready", "the job did not start")
+            open(hot, "w").close()
+            time.sleep(1.5)
+            with open(os.path.join(root, "dev", "kmsg"), "a") as f:
+                f.write("4,99990,86000000000,-;NVRM: Xid (PCI:0000:61:00): 79, pid='<unknown>', "
+                        "name=<unknown>, GPU has fallen off the bus.\n")
+            open(lost, "w").close()
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        expect(proc.returncode == 42 and "got-term" in out,
+               f"--stop-on-fatal must SIGTERM the job: exit {proc.returncode}, err {err!r}")
+        expect("FATAL at " in err and "0000:61:00.0" in err.split("FATAL at ", 1)[1].split("\n")[0],
+               f"the diagnosis names the GPU: {err!r}")
+        expect("stopping sh (--stop-on-fatal): SIGTERM to its process group" in err,
+               f"says it stops the job: {err!r}")
+        expect("GPU 0000:61:00.0: LOST at " in err and "peak 93 °C" in err
+               and "throttled " in err and "HW slowdown" in err, f"the GPU's line: {err!r}")
+        expect("FATAL Xid 79 on 0000:61:00.0: " in err and "a GPU was lost during the job" in err,
+               f"the events: {err!r}")
+        with open(report) as f:
+            doc = json.load(f)
+        bad = next(g for g in doc["gpus"] if g["bus_id"] == "0000:61:00.0")
+        expect(doc["gpu_lost"] and bad["lost"] and bad["peak_temperature_c"] == 93
+               and bad["throttled_s"] > 0 and bad["throttled_by_reason_s"]["HW slowdown"] > 0
+               and doc["fatal"]["gpu"] == "0000:61:00.0" and doc["ended"]["stopped_on_fatal"]
+               and doc["ended"]["exit_code"] == 42, f"the watch report: {doc}")
+        xids = [e for e in doc["events"] if e["kind"] == "xid" and e["code"] == 79]
+        expect(len(xids) == 1 and xids[0]["fatal"] and xids[0]["gpu"] == "0000:61:00.0",
+               f"Xid 79 in the report: {doc['events']}")
+        others = [g for g in doc["gpus"] if g["bus_id"] != "0000:61:00.0"]
+        expect(all(not g["lost"] and g["peak_temperature_c"] < 50 for g in others),
+               f"the other GPUs stayed cool: {others}")
 
 
 def test_command_not_found_and_not_executable():
