@@ -47,6 +47,9 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false, kNoDevices},
       {"container.runtime-not-configured", "Docker has no NVIDIA runtime for --gpus",            9, false},
       {"container.proc-hidepid",       "/proc's hidepid hides containers from the toolkit's hook",   9, false},
+      {"container.no-cgroups",         "the toolkit's no-cgroups = true leaves rootful containers without GPU access", 9, false},
+      {"container.cdi-stale",          "a CDI spec names paths or GPUs this machine no longer has",  9, false},
+      {"container.gpu-interposer-missing", "a preloaded GPU-sharing layer cannot be loaded",        27, false},
       {"container.unknown-device",     "the container asks for a GPU the host does not have",        15, false},
       // WSL: the Windows driver serves the GPU; without its support CUDA has no device.
       {"wsl.no-gpu-support",           "this WSL gives Linux no GPU",                                 8, false, kNoDriver},
@@ -109,6 +112,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"devnodes.char-links-missing",  "NVIDIA nodes lack the /dev/char links runc needs",           73, false},
       {"fabric-manager.not-enabled",   "the fabric manager will not start at boot",                  73, false},
       {"container.shm-too-small",      "/dev/shm is smaller than NCCL needs",                        74, false},
+      {"container.gpu-interposer",     "a GPU-sharing layer caps what CUDA sees here",               69, false},
       {"pcie.link-degraded",           "a GPU's PCIe link is below its maximum",                     80, false},
       {"pcie.errors",                  "AER errors on a GPU's link",                                 81, false},
       {"cuda.arch-not-in-build",       "the program has no GPU code for this GPU's architecture",   81, false},

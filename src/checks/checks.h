@@ -25,6 +25,9 @@ GD_CHECK(check_wsl);                 // wsl.no-gpu-support, wsl.libs-missing, ws
 GD_CHECK(check_devnodes);            // devnodes.missing, devnodes.permission
 GD_CHECK(check_char_links);          // devnodes.char-links-missing
 GD_CHECK(check_proc_hidepid);        // container.proc-hidepid
+GD_CHECK(check_container_toolkit);   // container.no-cgroups
+GD_CHECK(check_cdi_specs);           // container.cdi-stale
+GD_CHECK(check_gpu_interposer);      // container.gpu-interposer, container.gpu-interposer-missing
 GD_CHECK(check_devnode_security);    // devnodes.selinux-denied, devnodes.rootless-denied
 GD_CHECK(check_driver_regression);   // driver.known-regression
 // the fabric-readiness chain (docs/fabric.md), in link order

@@ -151,13 +151,13 @@ struct RunArgs {
   int require = 0;     // --require N: refuse with fewer healthy GPUs
   bool exclude_unhealthy = false;
   bool bind_cpus = false;
-  std::string json_report;           // --json-report FILE
-  std::vector<std::string> only;     // --only IDS
-  std::vector<std::string> skip;     // --skip IDS
-  std::vector<std::string> command;  // after --
-  bool watch = false;                // --watch: stay, watch the job, summarize it
+  std::string json_report;            // --json-report FILE
+  std::vector<std::string> only;      // --only IDS
+  std::vector<std::string> skip;      // --skip IDS
+  std::vector<std::string> command;   // after --
+  bool watch = false;                 // --watch: stay, watch the job, summarize it
   std::string watch_interval = "5s";  // --watch-interval: NVML sampling period
-  bool stop_on_fatal = false;        // --stop-on-fatal: signal the job at a fatal event
+  bool stop_on_fatal = false;         // --stop-on-fatal: signal the job at a fatal event
 };
 void setup_run(CLI::App* app, RunArgs* args);
 int run_run(const RunArgs& args);

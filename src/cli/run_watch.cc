@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -109,6 +110,7 @@ int run_watched(const RunArgs& args, double interval_s) {
   // thread that spawned it, PR_SET_PDEATHSIG).
   NvmlSampler* live = nullptr;  // for cancel() at the end; guarded by sampler_mu
   std::mutex sampler_mu;
+  std::condition_variable wake;  // the sampler's sleep, cut short at the end
   std::thread sampler_thread([&] {
     SamplerOptions so;
     so.exe = self_exe_path();
@@ -131,7 +133,8 @@ int run_watched(const RunArgs& args, double interval_s) {
       next = std::max(next + std::chrono::duration_cast<Clock::duration>(
                                  std::chrono::duration<double>(interval_s)),
                       Clock::now());
-      while (!stop && Clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::unique_lock<std::mutex> lock(sampler_mu);
+      wake.wait_until(lock, next, [&] { return stop.load(); });
     }
     std::lock_guard<std::mutex> lock(sampler_mu);
     live = nullptr;
@@ -162,7 +165,9 @@ int run_watched(const RunArgs& args, double interval_s) {
   bool follow_noted = false;
   int status = 0;
   for (;;) {
-    timespec tick{0, 200 * 1000 * 1000};
+    // A fatal event is reported within this tick; the job's end and a
+    // signal wake the loop at once.
+    timespec tick{0, 500 * 1000 * 1000};
     int sig = sigtimedwait(&set, nullptr, &tick);
     if (sig > 0 && sig != SIGCHLD) kill(-pid, sig);  // the scheduler's or the terminal's word
     pid_t done = waitpid(pid, &status, WNOHANG);
@@ -198,11 +203,12 @@ int run_watched(const RunArgs& args, double interval_s) {
   }
   if (terminal) take_terminal_back();
 
-  stop = true;
   {
     std::lock_guard<std::mutex> lock(sampler_mu);
+    stop = true;
     if (live != nullptr) live->cancel();  // a sample waiting on a hung GPU ends now
   }
+  wake.notify_all();
   sampler_thread.join();
   follower_thread.join();
 

@@ -93,8 +93,7 @@ Result<std::string> run_scontrol(const std::string& scontrol,
 // fresh children (diag/reprobe.h): one passing check may have caught a GPU
 // between two faults. "" when every GPU passed, with what was run in
 // *proof; else the first failure.
-std::string reprobe_before_resume(const Report& report, const CheckArgs& args,
-                                  std::string* proof) {
+std::string reprobe_before_resume(const Report& report, const CheckArgs& args, std::string* proof) {
   std::vector<std::string> bus_ids;
   for (const NvmlGpu& g : report.snapshot->nvml.gpus) {
     if (g.pci_bus_id.ok()) bus_ids.push_back(g.pci_bus_id.value);
@@ -109,10 +108,10 @@ std::string reprobe_before_resume(const Report& report, const CheckArgs& args,
   for (const ReprobeResult& r : reprobe_gpus(ro, bus_ids)) {
     if (!r.ok) return reprobe_line(r);
   }
-  *proof = fmt::format("proven by a re-probe of {} GPU{} (NVML, a CUDA context{})",
-                       bus_ids.size(), bus_ids.size() == 1 ? "" : "s",
-                       ro.diag_helper.empty() ? "; gpudoctor-diag not installed"
-                                              : ", diag level 1");
+  *proof =
+      fmt::format("proven by a re-probe of {} GPU{} (NVML, a CUDA context{})", bus_ids.size(),
+                  bus_ids.size() == 1 ? "" : "s",
+                  ro.diag_helper.empty() ? "; gpudoctor-diag not installed" : ", diag level 1");
   return "";
 }
 

@@ -117,8 +117,7 @@ std::vector<ReprobeResult> reprobe_gpus(const ReprobeOptions& opt,
       continue;
     }
     const NvmlGpu& g = *nvml_gpu_at(s.nvml, r->bus_id);
-    r->steps.push_back("NVML: answers" +
-                       (g.name.ok() ? " (" + g.name.value + ")" : std::string()));
+    r->steps.push_back("NVML: answers" + (g.name.ok() ? " (" + g.name.value + ")" : std::string()));
     if (g.uuid.ok()) {
       uuids.push_back(g.uuid.value);
     } else {

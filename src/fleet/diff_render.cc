@@ -113,7 +113,8 @@ std::vector<Shown> shown_fields(const DiffResult& d, bool verbose) {
 // "Xid 79 x6, 48 x3": the codes, most frequent first.
 std::string codes_text(const std::map<int, uint64_t>& codes) {
   std::vector<std::pair<int, uint64_t>> v(codes.begin(), codes.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::string> parts;
   for (const auto& [code, n] : v) parts.push_back(fmt::format("{} x{}", code, n));
   return "Xid " + join(parts, ", ");
@@ -253,9 +254,12 @@ std::string render_diff_json(const DiffResult& d) {
   for (const auto& [n, labels] : odd) odd_json[n] = labels;
   nlohmann::json sick_json = nlohmann::json::object();
   for (const auto& [n, labels] : sick) sick_json[n] = labels;
-  nlohmann::json doc = {{"schema", kDiffSchema}, {"drift", d.drift()},
-                        {"nodes", nodes},        {"fields", fields},
-                        {"odd_nodes", odd_json}, {"problem_nodes", sick_json},
+  nlohmann::json doc = {{"schema", kDiffSchema},
+                        {"drift", d.drift()},
+                        {"nodes", nodes},
+                        {"fields", fields},
+                        {"odd_nodes", odd_json},
+                        {"problem_nodes", sick_json},
                         {"xid_by_driver", xid_rate_json(d)}};
   return doc.dump(2) + "\n";
 }

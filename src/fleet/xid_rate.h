@@ -14,11 +14,11 @@
 namespace gd {
 
 struct DriverXidRate {
-  std::string driver;               // the kernel module's version, "unknown" without one
-  std::vector<std::string> nodes;   // nodes on it whose kernel log was read
+  std::string driver;                  // the kernel module's version, "unknown" without one
+  std::vector<std::string> nodes;      // nodes on it whose kernel log was read
   std::vector<std::string> with_xids;  // those of them that logged an Xid
-  uint64_t events = 0;              // Xid occurrences, all its nodes
-  std::map<int, uint64_t> codes;    // occurrences by Xid code
+  uint64_t events = 0;                 // Xid occurrences, all its nodes
+  std::map<int, uint64_t> codes;       // occurrences by Xid code
   double per_node() const {
     return nodes.empty() ? 0 : static_cast<double>(events) / static_cast<double>(nodes.size());
   }

@@ -147,8 +147,7 @@ void JobWatch::on_event(const KernelEvent& e, int64_t now_ms) {
     std::vector<std::string> remedy;
     if (!w.action.empty()) remedy.push_back(w.action);
     remedy.push_back("gpudoctor check names the cause; gpudoctor logs decodes the kernel log.");
-    set_fatal(now_ms, e.gpu,
-              event_label(e) + on + (w.meaning.empty() ? "" : ": " + w.meaning),
+    set_fatal(now_ms, e.gpu, event_label(e) + on + (w.meaning.empty() ? "" : ": " + w.meaning),
               std::move(remedy));
   }
   events_.push_back(std::move(w));
@@ -171,11 +170,11 @@ std::vector<std::string> watch_fatal_lines(const WatchFatal& f, const std::strin
   std::vector<std::string> out;
   out.push_back(fmt::format("FATAL at {}: {}", utc_datetime_text(f.at_ms / 1000), f.what));
   for (const std::string& r : f.remedy) out.push_back("  " + r);
-  out.push_back(stopping ? fmt::format("stopping {} (--stop-on-fatal): SIGTERM to its process "
-                                       "group, SIGKILL 10 s later",
-                                       command)
-                         : fmt::format("{} keeps running (--stop-on-fatal would stop it)",
-                                       command));
+  out.push_back(stopping
+                    ? fmt::format("stopping {} (--stop-on-fatal): SIGTERM to its process "
+                                  "group, SIGKILL 10 s later",
+                                  command)
+                    : fmt::format("{} keeps running (--stop-on-fatal would stop it)", command));
   return out;
 }
 
@@ -185,13 +184,11 @@ std::vector<std::string> watch_summary_lines(const JobWatch& w, const JobEnd& en
   std::string how = end.exited ? fmt::format("exited with {}", end.exit_code)
                                : fmt::format("was killed by {}{}", signal_name(end.signal),
                                              end.stopped_by_us ? " (--stop-on-fatal)" : "");
-  out.push_back(fmt::format("job summary: {} {} after {}; {} GPU{} watched, {} NVML sample{}{}",
-                            end.command, how, seconds_text(took_s), w.gpus().size(),
-                            w.gpus().size() == 1 ? "" : "s", w.samples(),
-                            w.samples() == 1 ? "" : "s",
-                            w.failed_samples() > 0
-                                ? fmt::format(" ({} failed)", w.failed_samples())
-                                : std::string()));
+  out.push_back(fmt::format(
+      "job summary: {} {} after {}; {} GPU{} watched, {} NVML sample{}{}", end.command, how,
+      seconds_text(took_s), w.gpus().size(), w.gpus().size() == 1 ? "" : "s", w.samples(),
+      w.samples() == 1 ? "" : "s",
+      w.failed_samples() > 0 ? fmt::format(" ({} failed)", w.failed_samples()) : std::string()));
   for (const WatchGpu& g : w.gpus()) {
     std::string line = "  GPU " + (g.bus_id.empty() ? fmt::format("#{}", g.index) : g.bus_id);
     if (g.lost) {
@@ -232,7 +229,8 @@ std::vector<std::string> watch_summary_lines(const JobWatch& w, const JobEnd& en
                               e.meaning.empty() ? "" : ": " + e.meaning,
                               e.event.count > 1 ? fmt::format(" (x{})", e.event.count) : ""));
   }
-  bool lost = std::any_of(w.gpus().begin(), w.gpus().end(), [](const WatchGpu& g) { return g.lost; });
+  bool lost =
+      std::any_of(w.gpus().begin(), w.gpus().end(), [](const WatchGpu& g) { return g.lost; });
   out.push_back(lost ? "  a GPU was lost during the job" : "  no GPU was lost");
   if (w.fatal()) out.push_back("  diagnosis: " + w.fatal()->what);
   return out;
@@ -249,7 +247,8 @@ std::string watch_json(const JobWatch& w, const JobEnd* end, const std::string& 
         {{"bus_id", g.bus_id},
          {"index", g.index},
          {"name", g.name},
-         {"peak_temperature_c", g.peak_temperature_c < 0 ? json(nullptr) : json(g.peak_temperature_c)},
+         {"peak_temperature_c",
+          g.peak_temperature_c < 0 ? json(nullptr) : json(g.peak_temperature_c)},
          {"peak_power_w", g.power_samples ? json(g.peak_power_w) : json(nullptr)},
          {"mean_power_w", g.power_samples
                               ? json(g.power_sum_w / static_cast<double>(g.power_samples))

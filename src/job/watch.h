@@ -94,7 +94,7 @@ struct JobEnd {
   int64_t ended_ms = 0;
   bool exited = false;
   int exit_code = 0;
-  int signal = 0;            // the signal that ended it, when it did not exit
+  int signal = 0;              // the signal that ended it, when it did not exit
   bool stopped_by_us = false;  // --stop-on-fatal signalled it
 };
 

@@ -8,7 +8,9 @@
 // kubepods, cri-containerd, libpod, lxc). /proc/1/environ is never read: it holds other
 // processes' secrets.
 #include <array>
+#include <set>
 
+#include "probe/cdi.h"
 #include "probe/file_probes.h"
 #include "probe/probe.h"
 #include "util/text.h"
@@ -153,6 +155,96 @@ std::optional<std::string> driver_library_version(std::string_view file_name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The directories container engines read CDI specs from (the CDI spec's
+// defaults), and bounds on what one may hold.
+constexpr const char* kCdiDirs[] = {"/etc/cdi", "/var/run/cdi"};
+constexpr size_t kMaxCdiFiles = 32;
+constexpr size_t kMaxCdiBytes = 4u << 20;
+
+void read_cdi_specs(const RootFs& fs, ContainerInfo* c) {
+  c->cdi_specs.clear();
+  for (const char* dir : kCdiDirs) {
+    for (const std::string& name : fs.list(dir, 1000)) {
+      if (c->cdi_specs.size() == kMaxCdiFiles) return;
+      if (!name.ends_with(".yaml") && !name.ends_with(".yml") && !name.ends_with(".json")) continue;
+      CdiSpec spec;
+      std::string path = std::string(dir) + "/" + name;
+      auto text = fs.read(path, kMaxCdiBytes);
+      if (!text.ok()) {
+        spec.error = text.error();
+      } else if (auto parsed = parse_cdi_spec(*text); !parsed.ok()) {
+        spec.error = parsed.error();
+      } else {
+        spec = std::move(*parsed);
+      }
+      spec.path = path;
+      std::set<std::string> seen;
+      for (const auto* list : {&spec.device_nodes, &spec.host_paths}) {
+        for (const std::string& p : *list) {
+          if (p.starts_with('/') && seen.insert(p).second && !fs.exists(p)) spec.missing.push_back(p);
+        }
+      }
+      c->cdi_specs.push_back(std::move(spec));
+    }
+  }
+}
+
+// [nvidia-container-cli] no-cgroups in the toolkit's config.toml.
+std::string toolkit_no_cgroups(const RootFs& fs) {
+  auto text = fs.read("/etc/nvidia-container-runtime/config.toml", 256 * 1024);
+  if (!text.ok()) return "";
+  std::string section;
+  for (std::string_view line : split(*text, '\n')) {
+    line = trim(line);
+    if (line.starts_with('[')) {
+      section = std::string(line);
+      continue;
+    }
+    if (section != "[nvidia-container-cli]" || !line.starts_with("no-cgroups")) continue;
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view v = trim(line.substr(eq + 1));
+    v = v.substr(0, v.find('#'));
+    return printable(trim(v), 16);
+  }
+  return "";
+}
+
+// $LD_PRELOAD (space or colon separated, as ld.so reads it), then
+// /etc/ld.so.preload (whitespace separated).
+void read_preloads(const RootFs& fs, const Snapshot& s, ContainerInfo* c) {
+  c->preloads.clear();
+  auto add = [&](std::string_view list, const char* from, std::string_view seps) {
+    size_t at = 0;
+    while (at < list.size() && c->preloads.size() < 64) {
+      size_t end = list.find_first_of(seps, at);
+      if (end == std::string_view::npos) end = list.size();
+      std::string_view entry = list.substr(at, end - at);
+      at = end + 1;
+      if (entry.empty() || entry.starts_with('#')) continue;
+      Preload p;
+      p.path = printable(entry, 256);
+      p.from = from;
+      // A bare name is searched for by ld.so; only a path can be tested here.
+      if (p.path.starts_with('/')) {
+        auto st = fs.stat(p.path);
+        p.loadable = st.ok() && st->st_size > 0 && fs.read(p.path, 1).ok();
+      }
+      c->preloads.push_back(std::move(p));
+    }
+  };
+  if (auto it = s.env.vars.find("LD_PRELOAD"); it != s.env.vars.end()) {
+    add(it->second, "LD_PRELOAD", " :");
+  }
+  if (auto text = fs.read("/etc/ld.so.preload", 64 * 1024); text.ok()) {
+    add(*text, "/etc/ld.so.preload", " \t\r\n");
+  }
+}
+
+}  // namespace
+
 ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
   ContainerInfo& c = s->container;
   ProbeNotes notes;
@@ -181,6 +273,9 @@ ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
   scan_driver_libraries(fs, &c);
   c.proc_hidepid.clear();
   read_shm_mount(fs, &c, &notes);
+  read_cdi_specs(fs, &c);
+  read_preloads(fs, *s, &c);
+  c.toolkit_no_cgroups = toolkit_no_cgroups(fs);
   c.host_toolkit.clear();
   if (!c.in_container) {
     for (const char* p : {"/etc/nvidia-container-runtime/config.toml", "/usr/bin/nvidia-ctk",

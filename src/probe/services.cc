@@ -36,6 +36,16 @@ bool nvidia_related(std::string_view comm) {
   return false;
 }
 
+// The container engines whose GPU containers the toolkit's settings govern
+// (checks/container_toolkit.cc): rootful ones, and rootlesskit beside a
+// rootless dockerd.
+bool container_engine(std::string_view comm) {
+  for (std::string_view e : {"dockerd", "containerd", "crio", "rootlesskit"}) {
+    if (comm == e) return true;
+  }
+  return false;
+}
+
 bool all_digits(std::string_view s) {
   return !s.empty() && s.size() <= 10 &&
          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -139,7 +149,7 @@ ProbeRecord probe_services_at(const RootFs& fs, Snapshot* s) {
       svc.running = true;
       svc.pids.push_back(pid);
     }
-    if (nvidia_related(*comm) && s->processes.size() < kMaxProcesses) {
+    if ((nvidia_related(*comm) || container_engine(*comm)) && s->processes.size() < kMaxProcesses) {
       s->processes.push_back(ProcessInfo{pid, printable(*comm, 32)});
     }
   }

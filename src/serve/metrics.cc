@@ -489,10 +489,10 @@ std::string escape_label_value(std::string_view v) {
 // included (labelled as it was last seen).
 void add_gpu_health(const std::vector<GpuHealth>& gpus, Exposition* e) {
   for (const GpuHealth& g : gpus) {
-    const std::string base = label_text(
-        {{"gpu", g.index < 0 ? std::string() : std::to_string(g.index)},
-         {"bus_id", g.bus_id},
-         {"uuid", g.uuid}});
+    const std::string base =
+        label_text({{"gpu", g.index < 0 ? std::string() : std::to_string(g.index)},
+                    {"bus_id", g.bus_id},
+                    {"uuid", g.uuid}});
     e->add("gpudoctor_gpu_healthy", base, g.healthy ? 1 : 0);
     e->add("gpudoctor_gpu_recovered_total", base, static_cast<double>(g.recovered));
     if (g.last_recovery_s >= 0) e->add("gpudoctor_gpu_recovery_seconds", base, g.last_recovery_s);

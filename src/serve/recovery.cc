@@ -22,8 +22,7 @@ void RecoveryGate::turn_unhealthy(GpuHealth& g, const std::string& cause, int64_
   g.cleared = false;
 }
 
-void RecoveryGate::on_sample(const NvmlInfo& sample, uint64_t sampler_generation,
-                             int64_t now_ms) {
+void RecoveryGate::on_sample(const NvmlInfo& sample, uint64_t sampler_generation, int64_t now_ms) {
   for (const NvmlGpu& s : sample.gpus) {
     std::string bus = s.pci_bus_id.ok() ? s.pci_bus_id.value : "";
     if (bus.empty()) {
@@ -67,8 +66,7 @@ std::vector<std::string> RecoveryGate::on_check(const Report& report, const Snap
   return due;
 }
 
-bool RecoveryGate::on_reprobe(const ReprobeResult& r, uint64_t sampler_generation,
-                              int64_t now_ms) {
+bool RecoveryGate::on_reprobe(const ReprobeResult& r, uint64_t sampler_generation, int64_t now_ms) {
   auto it = gpus_.find(r.bus_id);
   if (it == gpus_.end()) return false;
   GpuHealth& g = it->second;

@@ -46,8 +46,7 @@ class RecoveryGate {
   // unhealthy (cause: the finding's id). An unhealthy GPU that no failing
   // finding names and the check's NVML answers for has its cause cleared.
   // Returns the bus ids due a re-probe (cleared, in bus order).
-  std::vector<std::string> on_check(const Report& report, const Snapshot& snapshot,
-                                    int64_t now_ms);
+  std::vector<std::string> on_check(const Report& report, const Snapshot& snapshot, int64_t now_ms);
   // A re-probe's result: passed and cleared, the GPU is healthy again;
   // true when that happened (the caller restarts its sampler child, whose
   // generation it passes here).

@@ -236,6 +236,24 @@ struct SecurityInfo {
 
 // --- container ---------------------------------------------------------------
 
+// One CDI spec file as the container probe read it (probe/cdi.h).
+struct CdiSpec {
+  std::string path;                       // "/etc/cdi/nvidia.yaml"
+  std::string kind;                       // "nvidia.com/gpu"
+  std::vector<std::string> devices;       // device names: "0", "GPU-...", "all"
+  std::vector<std::string> device_nodes;  // deviceNodes paths, the devices' and the common ones
+  std::vector<std::string> host_paths;    // mounts' hostPath (driver libraries, binaries)
+  std::vector<std::string> missing;       // of those two, the paths absent on this machine
+  std::string error;                      // why it could not be read or parsed; "" read
+};
+
+// A library preloaded into every process this one starts.
+struct Preload {
+  std::string path;      // as written
+  std::string from;      // "LD_PRELOAD" or "/etc/ld.so.preload"
+  bool loadable = true;  // the file exists, is readable and not empty
+};
+
 struct ContainerInfo {
   bool in_container = false;
   std::string runtime;   // "docker", "podman", "kubernetes", "lxc", "containerd", ""
@@ -258,6 +276,13 @@ struct ContainerInfo {
   std::string host_toolkit;
   // /proc's hidepid= mount option as written ("2", "invisible"); "" none.
   std::string proc_hidepid;
+  // The toolkit's config.toml, [nvidia-container-cli] no-cgroups as written
+  // ("true", "false"); "" when not set or no config.
+  std::string toolkit_no_cgroups;
+  // CDI specs in /etc/cdi and /var/run/cdi (YAML or JSON).
+  std::vector<CdiSpec> cdi_specs;
+  // $LD_PRELOAD's entries, then /etc/ld.so.preload's.
+  std::vector<Preload> preloads;
 };
 
 // --- services -------------------------------------------------------------------
@@ -616,7 +641,7 @@ struct Snapshot {
   SecurityInfo security;
   ContainerInfo container;
   std::vector<ServiceInfo> services;
-  std::vector<ProcessInfo> processes;  // NVIDIA-related processes only
+  std::vector<ProcessInfo> processes;  // NVIDIA-related processes and container engines only
   FabricInfo fabric;
   NvmlInfo nvml;
   CudaInfo cuda;

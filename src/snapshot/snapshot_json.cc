@@ -100,8 +100,11 @@ GD_JSON(IommuInfo, known, enabled, groups, passthrough, cmdline_flags)
 GD_JSON(DevNode, path, exists, is_char_device, major, minor, mode, owner_uid, owner_gid, can_open,
         error, kernel_refused, char_link)
 GD_JSON(SecurityInfo, selinux, label, user_namespace, uid_map)
+GD_JSON(CdiSpec, path, kind, devices, device_nodes, host_paths, missing, error)
+GD_JSON(Preload, path, from, loadable)
 GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_cgroup_known,
-        driver_libraries, shm_bytes, shm_mount, host_toolkit, proc_hidepid)
+        driver_libraries, shm_bytes, shm_mount, host_toolkit, proc_hidepid, toolkit_no_cgroups,
+        cdi_specs, preloads)
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)

@@ -482,14 +482,125 @@ def ws_hidepid():
     """ws-4x4090-container-host whose /proc is mounted hidepid=2 (as in
     NVIDIA/nvidia-docker#645), its /dev/char links made by nvidia-ctk."""
     t = ws_container_host()
-    for minor in (0, 1, 2, 3, 254, 255):
-        t[f"dev/char/195:{minor}"] = Link("../nvidia" + {254: "-modeset", 255: "ctl"}.get(minor, str(minor)))
-    t["dev/char/510:0"] = Link("../nvidia-uvm")
-    t["dev/char/510:1"] = Link("../nvidia-uvm-tools")
+    ws_char_links(t)
     t["proc/self/mounts"] = (
         "/dev/nvme0n1p2 / ext4 rw,relatime 0 0\n"
         "proc /proc proc rw,nosuid,nodev,noexec,relatime,gid=4,hidepid=2 0 0\n"
         "tmpfs /dev/shm tmpfs rw,nosuid,nodev,inode64 0 0\n")
+    return t
+
+
+def ws_char_links(t):
+    """/dev/char links to the NVIDIA nodes, as nvidia-ctk makes them."""
+    for minor in (0, 1, 2, 3, 254, 255):
+        t[f"dev/char/195:{minor}"] = Link("../nvidia" + {254: "-modeset", 255: "ctl"}.get(minor, str(minor)))
+    t["dev/char/510:0"] = Link("../nvidia-uvm")
+    t["dev/char/510:1"] = Link("../nvidia-uvm-tools")
+
+
+# A CDI spec as `nvidia-ctk cdi generate` writes it (the shape of
+# Igalia/webkit-container-sdk#23's /etc/cdi/nvidia.yaml), for driver
+# 535.161.07 and two GPUs: the host has since moved to 550.54.14 and has four.
+CDI_STALE = """---
+cdiVersion: 0.5.0
+containerEdits:
+  deviceNodes:
+  - path: /dev/nvidia-modeset
+  - path: /dev/nvidia-uvm
+  - path: /dev/nvidia-uvm-tools
+  - path: /dev/nvidiactl
+  env:
+  - NVIDIA_VISIBLE_DEVICES=void
+  hooks:
+  - args:
+    - nvidia-ctk
+    - hook
+    - update-ldcache
+    - --folder
+    - /usr/lib/x86_64-linux-gnu
+    hookName: createContainer
+    path: /usr/bin/nvidia-ctk
+  mounts:
+  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.535.161.07
+    hostPath: /usr/lib/x86_64-linux-gnu/libcuda.so.535.161.07
+    options:
+    - ro
+    - nosuid
+    - nodev
+    - bind
+  - containerPath: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.161.07
+    hostPath: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.161.07
+    options:
+    - ro
+    - nosuid
+    - nodev
+    - bind
+  - containerPath: /usr/lib/x86_64-linux-gnu/libEGL_nvidia.so.535.161.07
+    hostPath: /usr/lib/x86_64-linux-gnu/libEGL_nvidia.so.535.161.07
+    options:
+    - ro
+    - nosuid
+    - nodev
+    - bind
+devices:
+- containerEdits:
+    deviceNodes:
+    - path: /dev/nvidia0
+  name: "0"
+- containerEdits:
+    deviceNodes:
+    - path: /dev/nvidia1
+  name: "1"
+- containerEdits:
+    deviceNodes:
+    - path: /dev/nvidia0
+    - path: /dev/nvidia1
+  name: all
+kind: nvidia.com/gpu
+"""
+
+
+def ws_cdi_stale():
+    """ws-4x4090-container-host (links made) with the CDI spec above left
+    over from before a driver upgrade, as podman#26233 and
+    Igalia/webkit-container-sdk#23 describe."""
+    t = ws_container_host()
+    ws_char_links(t)
+    t["etc/cdi/nvidia.yaml"] = CDI_STALE
+    return t
+
+
+def ws_no_cgroups():
+    """ws-4x4090-container-host (links made) whose toolkit config says
+    no-cgroups = true, as a rootless guide says, while a rootful dockerd
+    starts the GPU containers (NVIDIA/nvidia-container-toolkit#381)."""
+    t = ws_container_host()
+    ws_char_links(t)
+    t["etc/nvidia-container-runtime/config.toml"] = (
+        "#accept-nvidia-visible-devices-as-volume-mounts = false\n"
+        "[nvidia-container-cli]\nenvironment = []\nldconfig = \"@/sbin/ldconfig.real\"\n"
+        "load-kmods = true\nno-cgroups = true\n")
+    process(t, 1187, "dockerd", "/usr/bin/dockerd\0-H\0fd://\0--containerd=/run/containerd/containerd.sock\0")
+    process(t, 1032, "containerd", "/usr/bin/containerd\0")
+    return t
+
+
+def container_hami(library_present):
+    """A Kubernetes pod given a HAMi vGPU share: HAMi's device plugin wrote
+    /usr/local/vgpu/libvgpu.so into /etc/ld.so.preload (Project-HAMi/HAMi#777).
+    The library mounted or, as in #777 and #1346, not."""
+    # A pod's /dev/shm from an emptyDir of medium Memory: not the 64 MiB default.
+    t = container(True, devices_allowed=True, shm="16777216k")
+    del t[".dockerenv"]
+    pod = "/kubepods/besteffort/pod5c1e0c2a-7d0e-4f1b-9a3c-2b7f5e8d9a10/" + CONTAINER_ID
+    cg = "".join(f"{i}:{c}:{pod}\n" for i, c in [
+        (12, "devices"), (11, "memory"), (10, "pids"), (4, "cpu,cpuacct"),
+        (1, "name=systemd")]) + f"0::{pod}\n"
+    t["proc/self/cgroup"] = cg
+    t["proc/1/cgroup"] = cg
+    t["etc/ld.so.preload"] = "/usr/local/vgpu/libvgpu.so\n"
+    if library_present:
+        t["usr/local/vgpu/libvgpu.so"] = "\x7fELF (HAMi-core, recorded as its first bytes)\n"
     return t
 
 
@@ -1425,6 +1536,8 @@ TREES = {
     "ws-4x4090": ws_4x4090,
     "ws-4x4090-container-host": ws_container_host,
     "ws-4x4090-hidepid": ws_hidepid,
+    "ws-4x4090-cdi-stale": ws_cdi_stale,
+    "ws-4x4090-no-cgroups": ws_no_cgroups,
     "hgx-8xh100": hgx_8xh100,
     "no-driver": no_driver,
     "nouveau": nouveau,
@@ -1460,6 +1573,8 @@ TREES = {
     "wsl1": wsl1,
     "container-selinux": container_selinux,
     "container-rootless": container_rootless,
+    "container-hami": lambda: container_hami(True),
+    "container-hami-missing": lambda: container_hami(False),
     "container-ebpf-denied": container_ebpf_denied,
 }
 

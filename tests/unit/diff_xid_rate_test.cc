@@ -1,13 +1,12 @@
 // gpudoctor diff's Xid rate by driver (fleet/xid_rate.h): counting each
 // node's Xid occurrences by its driver version, the stand-out rule and the
 // rollback it suggests, and what is left out.
-#include "fleet/xid_rate.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "checks/runner.h"
+#include "fleet/xid_rate.h"
 #include "snapshot_builders.h"
 
 namespace gd {
@@ -76,13 +75,14 @@ TEST(DiffXidRate, TheUpgradedDriverStandsOutAndTheOldOneIsSuggested) {
   EXPECT_EQ(rates[1].rollback_to, "550.54.15");
 
   std::string text = render_diff_text(d, {});
-  EXPECT_NE(text.find("Xid rate by driver (this boot's kernel logs):\n"
-                      "  550.54.15: 1 Xid event on 4 nodes (0.25 per node; 1 of 4 nodes; Xid 13 x1)\n"
-                      "  550.90.07: 6 Xid events on 2 nodes (3.00 per node; 2 of 2 nodes; Xid 119 "
-                      "x5, 79 x1)\n"
-                      "  550.90.07 stands out: 3.00 Xid events per node against 0.25 on the other "
-                      "drivers; consider rolling back to 550.54.15\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("Xid rate by driver (this boot's kernel logs):\n"
+                "  550.54.15: 1 Xid event on 4 nodes (0.25 per node; 1 of 4 nodes; Xid 13 x1)\n"
+                "  550.90.07: 6 Xid events on 2 nodes (3.00 per node; 2 of 2 nodes; Xid 119 "
+                "x5, 79 x1)\n"
+                "  550.90.07 stands out: 3.00 Xid events per node against 0.25 on the other "
+                "drivers; consider rolling back to 550.54.15\n"),
+      std::string::npos)
       << text;
   auto j = nlohmann::json::parse(render_diff_json(d));
   ASSERT_EQ(j["xid_by_driver"].size(), 2u);

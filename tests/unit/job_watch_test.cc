@@ -1,12 +1,11 @@
 // run --watch's bookkeeping (job/watch.h): peaks, time throttled by reason,
 // ECC and row-remap deltas, which kernel events are fatal, a lost GPU, the
 // first fatal event taken once, and the summary and JSON built from them.
-#include "job/watch.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "job/watch.h"
 #include "snapshot_builders.h"
 
 namespace gd {
