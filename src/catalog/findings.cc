@@ -45,6 +45,7 @@ const std::vector<CatalogEntry>& finding_catalog() {
   static const std::vector<CatalogEntry> kCatalog = {
       // id                              title                                                     rank symptom
       {"container.no-gpus",            "inside a container that was given no GPUs",                  10, false, kNoDevices},
+      {"container.driver-not-injected", "the container's runtime brought in no NVIDIA driver library", 10, false},
       {"container.runtime-not-configured", "Docker has no NVIDIA runtime for --gpus",            9, false},
       {"container.proc-hidepid",       "/proc's hidepid hides containers from the toolkit's hook",   9, false},
       {"container.no-cgroups",         "the toolkit's no-cgroups = true leaves rootful containers without GPU access", 9, false},

@@ -26,6 +26,7 @@ GD_CHECK(check_devnodes);            // devnodes.missing, devnodes.permission
 GD_CHECK(check_char_links);          // devnodes.char-links-missing
 GD_CHECK(check_proc_hidepid);        // container.proc-hidepid
 GD_CHECK(check_container_toolkit);   // container.no-cgroups
+GD_CHECK(check_driver_injected);     // container.driver-not-injected
 GD_CHECK(check_cdi_specs);           // container.cdi-stale
 GD_CHECK(check_gpu_interposer);      // container.gpu-interposer, container.gpu-interposer-missing
 GD_CHECK(check_devnode_security);    // devnodes.selinux-denied, devnodes.rootless-denied

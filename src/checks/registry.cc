@@ -37,6 +37,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"driver-regression", "the driver is no build with a known regression", {"driver.known-regression"}, check_driver_regression, {"nvml"}},  // in explain, a version from nvidia-smi or prose
     {"char-links", "a host that runs GPU containers has /dev/char links to the NVIDIA nodes", {"devnodes.char-links-missing"}, check_char_links, {"devnodes", "container"}, kLinuxDriver},
     {"proc-hidepid", "a host that runs GPU containers does not hide /proc from the toolkit's hook", {"container.proc-hidepid"}, check_proc_hidepid, {"container"}},
+    {"driver-injected", "a container's runtime brought the NVIDIA driver's libraries in", {"container.driver-not-injected"}, check_driver_injected, {"container", "env", "cuda"}},
     {"container-toolkit", "the container toolkit's no-cgroups suits the engines that run here", {"container.no-cgroups"}, check_container_toolkit, {"container", "services"}},
     {"cdi-specs", "the NVIDIA CDI specs match this machine's driver and GPUs", {"container.cdi-stale"}, check_cdi_specs, {"container", "devnodes", "driver"}},
     {"gpu-interposer", "no GPU-sharing layer is preloaded, or it loads and its limits are known", {"container.gpu-interposer", "container.gpu-interposer-missing"}, check_gpu_interposer, {"container", "env"}},

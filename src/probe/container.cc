@@ -21,9 +21,10 @@ namespace {
 
 // Where distributions and the NVIDIA Container Toolkit put libcuda.so.* and
 // libnvidia-ml.so.* (the last one is WSL2's driver store).
-constexpr std::array<const char*, 6> kLibDirs = {
+constexpr std::array<const char*, 7> kLibDirs = {
     "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
-    "/usr/local/nvidia/lib64",   "/usr/local/nvidia/lib",      "/usr/lib/wsl/lib"};
+    "/usr/local/nvidia/lib64",   "/usr/local/nvidia/lib",      "/usr/lib/wsl/lib",
+    "/.singularity.d/libs"};  // where Apptainer --nv binds the host's
 
 struct CgroupMarker {
   const char* needle;
@@ -252,6 +253,8 @@ ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
   from_env(*s, &ev);
   if (fs.exists("/.dockerenv")) ev.add("docker", "/.dockerenv exists");
   if (fs.exists("/run/.containerenv")) ev.add("podman", "/run/.containerenv exists");
+  // Every Apptainer (and Singularity) image carries its runscript directory.
+  if (fs.exists("/.singularity.d")) ev.add("apptainer", "/.singularity.d exists");
 
   auto self = fs.read("/proc/self/cgroup", 64 * 1024);
   if (self) {

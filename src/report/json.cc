@@ -1,4 +1,5 @@
 #include "report/gpus.h"
+#include "report/container_command.h"
 #include "report/render.h"
 #include "snapshot/snapshot_json.h"
 
@@ -40,6 +41,9 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   j["findings"] = std::move(findings);
   // Only when something was silenced: the report says what it leaves out.
   if (!r.only.empty() || !r.skip.empty()) j["silenced"] = {{"only", r.only}, {"skip", r.skip}};
+  if (auto cmd = container_command(r)) {
+    j["container_command"] = {{"engine", cmd->engine}, {"fixes", cmd->fixes}, {"lines", cmd->lines}};
+  }
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   nlohmann::ordered_json probes = nlohmann::ordered_json::array();
   if (r.snapshot != nullptr) {

@@ -11,6 +11,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
+#include "report/container_command.h"
 #include "report/render.h"
 
 namespace gd {
@@ -199,6 +200,13 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   if (!others.empty()) {
     out += "\nAlso found\n";
     for (const Finding* f : others) append_full(&out, *f, opt.verbose);
+  }
+  if (auto cmd = container_command(r)) {
+    out += cmd->engine == "kubernetes" ? "\nThe pod spec that fixes it (" + join(cmd->fixes, ", ") +
+                                             ")\n"
+                                       : "\nThe " + cmd->engine + " command that fixes it (" +
+                                             join(cmd->fixes, ", ") + ")\n";
+    for (const std::string& line : cmd->lines) out += "  " + line + "\n";
   }
   if (problems > 0 && !notes.empty()) {
     out += "\nNotes\n";

@@ -585,19 +585,25 @@ def ws_no_cgroups():
     return t
 
 
-def container_hami(library_present):
-    """A Kubernetes pod given a HAMi vGPU share: HAMi's device plugin wrote
-    /usr/local/vgpu/libvgpu.so into /etc/ld.so.preload (Project-HAMi/HAMi#777).
-    The library mounted or, as in #777 and #1346, not."""
-    # A pod's /dev/shm from an emptyDir of medium Memory: not the 64 MiB default.
-    t = container(True, devices_allowed=True, shm="16777216k")
-    del t[".dockerenv"]
+def as_pod(t):
+    """A container tree as a Kubernetes pod's container: kubepods cgroups, no
+    /.dockerenv."""
+    t.pop(".dockerenv", None)
     pod = "/kubepods/besteffort/pod5c1e0c2a-7d0e-4f1b-9a3c-2b7f5e8d9a10/" + CONTAINER_ID
     cg = "".join(f"{i}:{c}:{pod}\n" for i, c in [
         (12, "devices"), (11, "memory"), (10, "pids"), (4, "cpu,cpuacct"),
         (1, "name=systemd")]) + f"0::{pod}\n"
     t["proc/self/cgroup"] = cg
     t["proc/1/cgroup"] = cg
+    return t
+
+
+def container_hami(library_present):
+    """A Kubernetes pod given a HAMi vGPU share: HAMi's device plugin wrote
+    /usr/local/vgpu/libvgpu.so into /etc/ld.so.preload (Project-HAMi/HAMi#777).
+    The library mounted or, as in #777 and #1346, not."""
+    # A pod's /dev/shm from an emptyDir of medium Memory: not the 64 MiB default.
+    t = as_pod(container(True, devices_allowed=True, shm="16777216k"))
     t["etc/ld.so.preload"] = "/usr/local/vgpu/libvgpu.so\n"
     if library_present:
         t["usr/local/vgpu/libvgpu.so"] = "\x7fELF (HAMi-core, recorded as its first bytes)\n"
@@ -1238,6 +1244,37 @@ def container_rootless():
     return t
 
 
+def podman_rootless():
+    """container-rootless as rootless podman starts it: /run/.containerenv,
+    no /.dockerenv (the case of NVIDIA/nvidia-container-toolkit#210, fixed
+    by --group-add keep-groups with crun)."""
+    t = container_rootless()
+    del t[".dockerenv"]
+    t["run/.containerenv"] = 'engine="podman-4.9.3"\nname="train"\nrootless=1\n'
+    return t
+
+
+def apptainer_no_nv():
+    """`apptainer exec IMAGE` without --nv: /dev comes from the host, as
+    Apptainer binds it by default, but the driver's libraries are not bound
+    in, and Apptainer creates no cgroup of its own."""
+    t = container(True, devices_allowed=True)
+    del t[".dockerenv"]
+    t[".singularity.d/runscript"] = "#!/bin/sh\nexec \"$@\"\n"
+    t[".singularity.d/env/90-environment.sh"] = "#!/bin/sh\n"
+    cg = "0::/user.slice/user-1000.slice/session-3.scope\n"
+    t["proc/self/cgroup"] = cg
+    t["proc/1/cgroup"] = "0::/init.scope\n"
+    for k in [k for k in t if k.startswith("usr/lib/x86_64-linux-gnu/lib")]:
+        del t[k]
+    # The host's /dev/shm, bound with the rest of /dev.
+    t["proc/self/mounts"] = (
+        "overlay / overlay ro,nosuid,nodev,relatime 0 0\n"
+        "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n"
+        "tmpfs /dev/shm tmpfs rw,nosuid,nodev,inode64 0 0\n")
+    return t
+
+
 def container_ebpf_denied():
     """A container on a cgroup v2 host whose eBPF device filter no longer
     lists the GPU nodes (a systemctl daemon-reload rebuilt it): the rules
@@ -1573,6 +1610,9 @@ TREES = {
     "wsl1": wsl1,
     "container-selinux": container_selinux,
     "container-rootless": container_rootless,
+    "podman-rootless": podman_rootless,
+    "apptainer-no-nv": apptainer_no_nv,
+    "k8s-pod-no-gpus": lambda: as_pod(container(False)),
     "container-hami": lambda: container_hami(True),
     "container-hami-missing": lambda: container_hami(False),
     "container-ebpf-denied": container_ebpf_denied,
