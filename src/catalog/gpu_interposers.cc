@@ -11,7 +11,9 @@ const std::vector<GpuInterposer>& gpu_interposers() {
       // It caps device memory per GPU and the SM share; an allocation past
       // the cap fails as out of memory ("[HAMI-core ERROR ...]: Device 0 OOM",
       // Project-HAMi/HAMi#1181).
-      {"libvgpu.so", "HAMi-core (Project-HAMi)", "https://github.com/Project-HAMi/HAMi-core",
+      {"libvgpu.so",
+       "HAMi-core (Project-HAMi)",
+       "https://github.com/Project-HAMi/HAMi-core",
        {"CUDA_DEVICE_MEMORY_LIMIT", "CUDA_DEVICE_SM_LIMIT"}},
   };
   return kTable;

@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <set>
 
+#include "catalog/driver_compat.h"
 #include "checks/checks.h"
 #include "checks/util.h"
 #include "facts/identity.h"
-#include "probe/file_probes.h"
 #include "util/text.h"
 
 namespace gd {
@@ -73,7 +73,8 @@ std::vector<std::string> stale_lines(const CdiSpec& spec, const Snapshot& s,
   }
   if (!in_spec.empty() && !left_out.empty()) {
     out.push_back(fmt::format("{}: gives containers {} GPU node{}; this machine also has {}", name,
-                              in_spec.size(), in_spec.size() == 1 ? "" : "s", join(left_out, ", ")));
+                              in_spec.size(), in_spec.size() == 1 ? "" : "s",
+                              join(left_out, ", ")));
   }
   return out;
 }
@@ -111,7 +112,8 @@ std::vector<Finding> check_cdi_specs(const Snapshot& s, const Config&) {
   for (const std::string& path : stale) {
     f.remedy.push_back("sudo nvidia-ctk cdi generate --output=" + path);
   }
-  f.remedy.push_back("then start the containers again (podman run --device nvidia.com/gpu=all ...)");
+  f.remedy.push_back(
+      "then start the containers again (podman run --device nvidia.com/gpu=all ...)");
   return {f};
 }
 

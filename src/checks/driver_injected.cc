@@ -19,17 +19,20 @@ namespace {
 // The runtime's own way to bring the driver in.
 std::vector<std::string> remedy_for(const std::string& runtime) {
   if (runtime == "apptainer") {
-    return {"apptainer exec --nv IMAGE ...   # --nv before the image name; it binds the host's "
-            "driver libraries and nvidia-smi in",
-            "Slurm + Apptainer: srun apptainer exec --nv IMAGE ..."};
+    return {
+        "apptainer exec --nv IMAGE ...   # --nv before the image name; it binds the host's "
+        "driver libraries and nvidia-smi in",
+        "Slurm + Apptainer: srun apptainer exec --nv IMAGE ..."};
   }
   if (runtime == "podman") return {"podman run --device nvidia.com/gpu=all IMAGE ...   # CDI"};
   if (runtime == "kubernetes") {
-    return {"request the GPUs from the device plugin (resources.limits nvidia.com/gpu: N), and "
-            "on a cluster with several runtimes set runtimeClassName: nvidia"};
+    return {
+        "request the GPUs from the device plugin (resources.limits nvidia.com/gpu: N), and "
+        "on a cluster with several runtimes set runtimeClassName: nvidia"};
   }
-  return {"docker run --gpus all IMAGE ...   # the NVIDIA runtime's hook mounts the driver in; "
-          "--device /dev/nvidia0 alone does not"};
+  return {
+      "docker run --gpus all IMAGE ...   # the NVIDIA runtime's hook mounts the driver in; "
+      "--device /dev/nvidia0 alone does not"};
 }
 
 bool capabilities_lack_compute(const Snapshot& s) {
@@ -44,8 +47,9 @@ std::vector<Finding> check_driver_injected(const Snapshot& s, const Config&) {
   constexpr const char* kId = "container.driver-not-injected";
   if (!s.container.in_container) return not_applicable(kId, "Not running in a container.");
   if (capabilities_lack_compute(s)) {
-    return not_applicable(kId, "NVIDIA_DRIVER_CAPABILITIES leaves libcuda out on purpose (see "
-                               "container.capabilities).");
+    return not_applicable(kId,
+                          "NVIDIA_DRIVER_CAPABILITIES leaves libcuda out on purpose (see "
+                          "container.capabilities).");
   }
   if (!s.container.driver_libraries.empty()) {
     return all_ok(kId, "The NVIDIA driver's libraries are in the container (" +
@@ -53,8 +57,9 @@ std::vector<Finding> check_driver_injected(const Snapshot& s, const Config&) {
   }
   const CudaRun* run = s.cuda.runs.empty() ? nullptr : &s.cuda.runs.front();
   if (run == nullptr || run->dlopen_error.empty()) {
-    return not_applicable(kId, "No driver library was found, but libcuda loaded: it comes from "
-                               "somewhere this check does not look.");
+    return not_applicable(kId,
+                          "No driver library was found, but libcuda loaded: it comes from "
+                          "somewhere this check does not look.");
   }
   std::string runtime = s.container.runtime.empty() ? "container" : s.container.runtime;
   Finding f = make_finding(kId, Severity::kFail,
@@ -62,8 +67,9 @@ std::vector<Finding> check_driver_injected(const Snapshot& s, const Config&) {
                                " container has none of the NVIDIA driver's libraries: its "
                                "runtime did not bring the driver in, so CUDA cannot load "
                                "libcuda.");
-  f.evidence.push_back("libcuda.so.*, libnvidia-ml.so.*: none in /usr/lib/x86_64-linux-gnu, "
-                       "/usr/lib64, /usr/local/nvidia/lib64, /.singularity.d/libs, ...");
+  f.evidence.push_back(
+      "libcuda.so.*, libnvidia-ml.so.*: none in /usr/lib/x86_64-linux-gnu, "
+      "/usr/lib64, /usr/local/nvidia/lib64, /.singularity.d/libs, ...");
   f.evidence.push_back("dlopen " + run->library_requested + ": " + run->dlopen_error);
   f.evidence.push_back("container: " + runtime + " (" + s.container.evidence + ")");
   f.remedy = remedy_for(runtime);

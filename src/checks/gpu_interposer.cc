@@ -54,8 +54,10 @@ std::vector<Finding> check_gpu_interposer(const Snapshot& s, const Config&) {
                            "...): the scheduler's share applies");
     }
     for (const std::string& l : limits) f.evidence.push_back(l);
-    f.remedy = {"an out-of-memory error below the GPU's size is this cap: ask for a larger share "
-                "(nvidia.com/gpumem) or fit the job to it; " + std::string(g->source)};
+    f.remedy = {
+        "an out-of-memory error below the GPU's size is this cap: ask for a larger share "
+        "(nvidia.com/gpumem) or fit the job to it; " +
+        std::string(g->source)};
     out.push_back(f);
   }
   if (out.empty()) {

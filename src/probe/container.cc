@@ -10,6 +10,7 @@
 #include <array>
 #include <set>
 
+#include "catalog/driver_compat.h"
 #include "probe/cdi.h"
 #include "probe/file_probes.h"
 #include "probe/probe.h"
@@ -141,21 +142,6 @@ void read_shm_mount(const RootFs& fs, ContainerInfo* c, ProbeNotes* notes) {
 
 }  // namespace
 
-// "libcuda.so.550.54.14" -> "550.54.14", "libnvidia-ml.so.550.54.15" ->
-// "550.54.15"; the sonames "libcuda.so.1" / "libcuda.so" give nullopt.
-std::optional<std::string> driver_library_version(std::string_view file_name) {
-  for (std::string_view prefix : {"libcuda.so.", "libnvidia-ml.so."}) {
-    if (file_name.substr(0, prefix.size()) != prefix) continue;
-    std::string_view v = file_name.substr(prefix.size());
-    if (v.find('.') == std::string_view::npos || v.size() > 32) return std::nullopt;
-    for (char ch : v) {
-      if ((ch < '0' || ch > '9') && ch != '.') return std::nullopt;
-    }
-    return std::string(v);
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 // The directories container engines read CDI specs from (the CDI spec's
@@ -184,7 +170,8 @@ void read_cdi_specs(const RootFs& fs, ContainerInfo* c) {
       std::set<std::string> seen;
       for (const auto* list : {&spec.device_nodes, &spec.host_paths}) {
         for (const std::string& p : *list) {
-          if (p.starts_with('/') && seen.insert(p).second && !fs.exists(p)) spec.missing.push_back(p);
+          if (p.starts_with('/') && seen.insert(p).second && !fs.exists(p))
+            spec.missing.push_back(p);
         }
       }
       c->cdi_specs.push_back(std::move(spec));

@@ -13,9 +13,9 @@
 namespace gd {
 
 struct ContainerCommand {
-  std::string engine;               // "docker", "podman", "kubernetes"
-  std::vector<std::string> fixes;   // the finding ids it answers, in report order
-  std::vector<std::string> lines;   // the command, or the pod spec's YAML
+  std::string engine;              // "docker", "podman", "kubernetes"
+  std::vector<std::string> fixes;  // the finding ids it answers, in report order
+  std::vector<std::string> lines;  // the command, or the pod spec's YAML
 };
 
 // nullopt outside a container, or when no warn or fail finding has a fix

@@ -1,5 +1,5 @@
-#include "report/gpus.h"
 #include "report/container_command.h"
+#include "report/gpus.h"
 #include "report/render.h"
 #include "snapshot/snapshot_json.h"
 
@@ -42,7 +42,8 @@ nlohmann::ordered_json report_to_json(const Report& r) {
   // Only when something was silenced: the report says what it leaves out.
   if (!r.only.empty() || !r.skip.empty()) j["silenced"] = {{"only", r.only}, {"skip", r.skip}};
   if (auto cmd = container_command(r)) {
-    j["container_command"] = {{"engine", cmd->engine}, {"fixes", cmd->fixes}, {"lines", cmd->lines}};
+    j["container_command"] = {
+        {"engine", cmd->engine}, {"fixes", cmd->fixes}, {"lines", cmd->lines}};
   }
   nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
   nlohmann::ordered_json probes = nlohmann::ordered_json::array();

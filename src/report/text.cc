@@ -202,10 +202,10 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     for (const Finding* f : others) append_full(&out, *f, opt.verbose);
   }
   if (auto cmd = container_command(r)) {
-    out += cmd->engine == "kubernetes" ? "\nThe pod spec that fixes it (" + join(cmd->fixes, ", ") +
-                                             ")\n"
-                                       : "\nThe " + cmd->engine + " command that fixes it (" +
-                                             join(cmd->fixes, ", ") + ")\n";
+    out +=
+        cmd->engine == "kubernetes"
+            ? "\nThe pod spec that fixes it (" + join(cmd->fixes, ", ") + ")\n"
+            : "\nThe " + cmd->engine + " command that fixes it (" + join(cmd->fixes, ", ") + ")\n";
     for (const std::string& line : cmd->lines) out += "  " + line + "\n";
   }
   if (problems > 0 && !notes.empty()) {

@@ -58,10 +58,10 @@ TEST(CdiSpec, ReadsTheYamlNvidiaCtkWrites) {
 }
 
 TEST(CdiSpec, ReadsJsonAndRefusesWhatIsNeither) {
-  auto j = parse_cdi_spec(
-      R"({"kind":"nvidia.com/gpu","devices":[{"name":"all","containerEdits":)"
-      R"({"deviceNodes":[{"path":"/dev/nvidia0"}]}}],"containerEdits":{"mounts":)"
-      R"([{"hostPath":"/usr/lib/libnvidia-ml.so.550.54.14"}]}})");
+  auto j =
+      parse_cdi_spec(R"({"kind":"nvidia.com/gpu","devices":[{"name":"all","containerEdits":)"
+                     R"({"deviceNodes":[{"path":"/dev/nvidia0"}]}}],"containerEdits":{"mounts":)"
+                     R"([{"hostPath":"/usr/lib/libnvidia-ml.so.550.54.14"}]}})");
   ASSERT_TRUE(j.ok()) << j.error();
   EXPECT_EQ(j->devices, std::vector<std::string>{"all"});
   EXPECT_EQ(j->device_nodes, std::vector<std::string>{"/dev/nvidia0"});
@@ -105,8 +105,9 @@ TEST(ContainerDoctor, CdiSpecStaleAfterAnUpgradeOrWithGpusLeftOut) {
   s.container.cdi_specs = {spec_for("550.54.14", {"/dev/nvidia0", "/dev/nvidia1"})};
   f = only(check_cdi_specs(s, kConfig), kId);
   EXPECT_EQ(f.severity, Severity::kWarn);
-  EXPECT_TRUE(evidence_has(f, "gives containers 2 GPU nodes; this machine also has /dev/nvidia2, "
-                              "/dev/nvidia3"));
+  EXPECT_TRUE(evidence_has(f,
+                           "gives containers 2 GPU nodes; this machine also has /dev/nvidia2, "
+                           "/dev/nvidia3"));
 
   // Another vendor's spec, or one that did not parse, is not judged.
   s.container.cdi_specs[0].kind = "amd.com/gpu";
