@@ -92,6 +92,10 @@ void NvmlSampler::end_child() {
   // End of input: the child calls nvmlShutdown and exits; a child that
   // does not within the grace is killed.
   shutdown(sock_, SHUT_WR);
+  reap_or_kill();
+}
+
+void NvmlSampler::reap_or_kill() {
   int status = 0;
   if (reap_within_grace(pid_, &status)) {
     pid_ = -1;
@@ -279,13 +283,7 @@ SampleResult NvmlSampler::sample() {
   std::string problem = nvml_sample_problem(res.nvml);
   if (!problem.empty()) {
     // The child exits after a failed init; the next call starts a fresh one.
-    int status = 0;
-    if (reap_within_grace(pid_, &status)) {
-      pid_ = -1;
-      close_child();
-    } else {
-      kill_child();
-    }
+    reap_or_kill();
     return fail(problem);
   }
   res.ok = true;

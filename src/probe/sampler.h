@@ -82,6 +82,9 @@ class NvmlSampler {
   void close_child();
   // Ends the child politely (end of input), killing it after a grace.
   void end_child();
+  // Reaps a child that is exiting, or kills it when it does not within a
+  // short grace.
+  void reap_or_kill();
   void reap_stuck();
 
   SamplerOptions opt_;
