@@ -158,6 +158,7 @@ struct RunArgs {
   bool watch = false;                 // --watch: stay, watch the job, summarize it
   std::string watch_interval = "5s";  // --watch-interval: NVML sampling period
   bool stop_on_fatal = false;         // --stop-on-fatal: signal the job at a fatal event
+  std::string summary_file;           // --summary-file: the summary as text, for a Slurm epilog
 };
 void setup_run(CLI::App* app, RunArgs* args);
 int run_run(const RunArgs& args);

@@ -206,6 +206,10 @@ void setup_run(CLI::App* app, RunArgs* args) {
   app->add_option("--watch-interval", args->watch_interval,
                   "With --watch: the NVML sampling period (default 5s)")
       ->option_text("DURATION");
+  app->add_option("--summary-file", args->summary_file,
+                  "With --watch: also write the job's summary here as text, for a Slurm epilog "
+                  "to append to the job's output (deploy/slurm/gpudoctor-epilog.sh)")
+      ->option_text("FILE");
   app->add_flag("--stop-on-fatal", args->stop_on_fatal,
                 "With --watch: at a fatal event (Xid 79, 48, 95, a GPU lost, ...) send the "
                 "command's process group SIGTERM, then SIGKILL 10 s later");
@@ -237,8 +241,8 @@ int run_run(const RunArgs& args) {
       return kExitUsage;
     }
     watch_interval_s = *d;
-  } else if (args.stop_on_fatal) {
-    say("--stop-on-fatal needs --watch");
+  } else if (args.stop_on_fatal || !args.summary_file.empty()) {
+    say(std::string(args.stop_on_fatal ? "--stop-on-fatal" : "--summary-file") + " needs --watch");
     return kExitUsage;
   }
   if (!args.json_report.empty() && !args.watch) {

@@ -69,6 +69,11 @@ pid_t spawn_job(const std::vector<std::string>& command, bool own_terminal) {
   exec_command(command);
 }
 
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "this host";
+}
+
 bool owns_terminal() { return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp(); }
 
 void take_terminal_back() {
@@ -77,16 +82,17 @@ void take_terminal_back() {
   signal(SIGTTOU, SIG_DFL);
 }
 
-int write_text(const std::string& path, const std::string& text) {
+// Writes a report file; a failure is said (`flag` names which) and the
+// job's exit code stands.
+void write_text(const char* flag, const std::string& path, const std::string& text) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
-    say(fmt::format("--json-report {}: {}", path, std::strerror(errno)));
-    return 1;
+    say(fmt::format("{} {}: {}", flag, path, std::strerror(errno)));
+    return;
   }
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   ok = std::fclose(f) == 0 && ok;
-  if (!ok) say(fmt::format("--json-report {}: write failed", path));
-  return ok ? 0 : 1;
+  if (!ok) say(fmt::format("{} {}: write failed", flag, path));
 }
 
 }  // namespace
@@ -187,7 +193,7 @@ int run_watched(const RunArgs& args, double interval_s) {
       for (const std::string& line : watch_fatal_lines(*fatal, name, args.stop_on_fatal)) say(line);
       if (!args.json_report.empty()) {
         std::lock_guard<std::mutex> lock(mu);
-        write_text(args.json_report, watch_json(w, nullptr, name));
+        write_text("--json-report", args.json_report, watch_json(w, nullptr, name));
       }
       if (args.stop_on_fatal && !stopped_by_us) {
         stopped_by_us = true;
@@ -222,8 +228,16 @@ int run_watched(const RunArgs& args, double interval_s) {
   if (auto late = w.take_new_fatal()) {
     for (const std::string& line : watch_fatal_lines(*late, name, false)) say(line);
   }
-  for (const std::string& line : watch_summary_lines(w, end)) say(line);
-  if (!args.json_report.empty()) write_text(args.json_report, watch_json(w, &end, name));
+  std::vector<std::string> summary = watch_summary_lines(w, end);
+  for (const std::string& line : summary) say(line);
+  if (!args.json_report.empty()) {
+    write_text("--json-report", args.json_report, watch_json(w, &end, name));
+  }
+  if (!args.summary_file.empty()) {
+    std::string text = "gpudoctor run --watch on " + host_name() + "\n";
+    for (const std::string& line : summary) text += line + "\n";
+    write_text("--summary-file", args.summary_file, text);
+  }
   // As a shell reports it: the exit code, or 128 + the signal.
   return end.exited ? end.exit_code : 128 + end.signal;
 }

@@ -26,7 +26,10 @@ It asserts, each within a bounded time:
   5. GPU 0000:5d:00.0 lost (NVML: GPU_IS_LOST, CUDA: one device fewer) drains
      the node; back on the bus, the node stays drained while the re-probe
      before a resume fails (the fake diag helper crashes), and is resumed
-     once it passes (NVML, a CUDA context and a level-1 diag on all 8 GPUs).
+     once it passes (NVML, a CUDA context and a level-1 diag on all 8 GPUs);
+  6. a batch job run under `gpudoctor run --watch --summary-file ...` gets its
+     health summary appended to its own output file by the shipped Epilog
+     (deploy/slurm/gpudoctor-epilog.sh), written as the job's user.
 
 usage: slurm_test.py GPUDOCTOR FAKES_DIR [--sanitized]
 Exit 77 (skipped) when not root, without Slurm or munge, or with --sanitized
@@ -46,10 +49,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 WRAPPER = os.path.join(SRC, "deploy", "slurm", "gpudoctor-healthcheck.sh")
+EPILOG = os.path.join(SRC, "deploy", "slurm", "gpudoctor-epilog.sh")
 SKIP = 77
 INTERVAL_S = 2          # HealthCheckInterval: the drain latency is at most this
 WAIT_S = 8 * INTERVAL_S + 10  # bound on every state change asserted below
-TOOLS = ["munged", "mungekey", "munge", "unmunge", "slurmctld", "slurmd", "scontrol", "sinfo"]
+TOOLS = ["munged", "mungekey", "munge", "unmunge", "slurmctld", "slurmd", "scontrol", "sinfo",
+         "sbatch", "squeue", "setpriv"]
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 FAKE_HELPER = os.path.join(SRC, "tests", "fakes", "fake_diag_helper.py")
 LOST_GPU = "0000:5d:00.0"
@@ -158,6 +163,15 @@ export GPUDOCTOR_FAKE_DIAG={d}/diag.json
 echo "exit $?" >>{self.hc_log}
 """)
         os.chmod(os.path.join(d, "hc.sh"), 0o755)
+        # The Epilog: the shipped script with the test's directory and slurm.conf.
+        os.makedirs(os.path.join(d, "watch"), mode=0o1777, exist_ok=True)
+        os.chmod(os.path.join(d, "watch"), 0o1777)
+        with open(os.path.join(d, "epilog.sh"), "w") as f:
+            f.write(f"""#!/bin/sh
+export GPUDOCTOR_WATCH_DIR={d}/watch SLURM_CONF={d}/slurm.conf
+exec {EPILOG}
+""")
+        os.chmod(os.path.join(d, "epilog.sh"), 0o755)
         self.set_scenario("healthy")
         with open(os.path.join(d, "slurm.conf"), "w") as f:
             f.write(f"""ClusterName=gdtest
@@ -184,6 +198,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 ReturnToService=2
 HealthCheckProgram={d}/hc.sh
+Epilog={d}/epilog.sh
 HealthCheckInterval={INTERVAL_S}
 HealthCheckNodeState=ANY
 NodeName={self.host} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
@@ -342,6 +357,26 @@ def test(c):
     c.set_diag(True)
     c.wait_for("resumed after the re-probe", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
     print("a lost GPU drained the node; back, resumed only once its re-probe passed")
+
+    # 6. A watched batch job: its summary lands in its own output file.
+    root, fake = scenario("hgx-healthy")
+    fake_path = os.path.join(SRC, "tests", "fakes", "scenarios", fake + ".json")
+    out = os.path.join(c.d, "job-%j.out")
+    step = (f"GPUDOCTOR_FAKE_SCENARIO={fake_path} {c.gd} run --watch --watch-interval 0.2 "
+            f"--summary-file {c.d}/watch/$SLURM_JOB_ID.0.0.txt --root {root} "
+            f"--nvml-lib {c.fakes}/libnvidia-ml.so.1 --cuda-lib {c.fakes}/libcuda.so.1 "
+            f"--cudart-lib {c.fakes}/libcudart.so.13 -- sh -c 'echo training; sleep 1'")
+    r = c.run(which("sbatch"), "--parsable", "--output", out, "--wrap", step)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    path = out.replace("%j", job)
+    c.wait_for(f"job {job}'s summary in its output", lambda: os.path.exists(path) and
+               "job summary: sh exited with 0" in open(path).read().split("gpudoctor run --watch on", 1)[-1],
+               WAIT_S + 30)
+    text = open(path).read()
+    assert "training" in text and "gpudoctor run --watch on " in text, text
+    assert not os.listdir(os.path.join(c.d, "watch")), "the Epilog removes the summaries"
+    print(f"job {job}: the Epilog appended the watched summary to its output")
 
     # What gpudoctor printed, one line per check, as slurmd would log it.
     with open(c.hc_log) as f:
