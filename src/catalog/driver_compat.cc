@@ -198,19 +198,4 @@ ArchVerdict driver_supports(GpuArch arch, bool model_requires_open, const Driver
   return v;
 }
 
-// "libcuda.so.550.54.14" -> "550.54.14", "libnvidia-ml.so.550.54.15" ->
-// "550.54.15"; the sonames "libcuda.so.1" / "libcuda.so" give nullopt.
-std::optional<std::string> driver_library_version(std::string_view file_name) {
-  for (std::string_view prefix : {"libcuda.so.", "libnvidia-ml.so."}) {
-    if (file_name.substr(0, prefix.size()) != prefix) continue;
-    std::string_view v = file_name.substr(prefix.size());
-    if (v.find('.') == std::string_view::npos || v.size() > 32) return std::nullopt;
-    for (char ch : v) {
-      if ((ch < '0' || ch > '9') && ch != '.') return std::nullopt;
-    }
-    return std::string(v);
-  }
-  return std::nullopt;
-}
-
 }  // namespace gd

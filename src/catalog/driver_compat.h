@@ -80,9 +80,4 @@ struct ArchVerdict {
 ArchVerdict driver_supports(GpuArch arch, bool model_requires_open, const DriverVersion& driver,
                             bool open_module);
 
-// The driver version in a driver library's file name: "libcuda.so.550.54.14"
-// -> "550.54.14" (also libnvidia-ml.so.*); nullopt for the sonames
-// ("libcuda.so.1") and for any other library.
-std::optional<std::string> driver_library_version(std::string_view file_name);
-
 }  // namespace gd

@@ -146,6 +146,8 @@ ProbeRecord probe_devnodes_at(const RootFs& fs, Credentials creds, Snapshot* s);
 
 // --- container --------------------------------------------------------------------
 ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s);
+// "libcuda.so.550.54.14" -> "550.54.14"; nullopt for sonames ("libcuda.so.1").
+std::optional<std::string> driver_library_version(std::string_view file_name);
 
 // --- services --------------------------------------------------------------------
 inline constexpr size_t kMaxPids = 100000;

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "catalog/driver_compat.h"
 #include "probe/file_probes.h"
 #include "probe/probe.h"
 #include "probe/rootfs.h"
