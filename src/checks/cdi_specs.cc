@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <set>
 
-#include "catalog/driver_compat.h"
 #include "checks/checks.h"
+#include "checks/driver_helpers.h"
 #include "checks/util.h"
 #include "facts/identity.h"
 #include "util/text.h"
@@ -25,23 +25,13 @@ namespace {
 
 constexpr size_t kShownPaths = 3;
 
-std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-// The driver version the spec was generated for, from its libcuda or
-// libnvidia-ml mount; "" when it names none.
+// The driver version the spec was generated for, from the first of its
+// mounts whose file name carries one (libcuda.so.550.54.14); "" when none.
 std::string spec_driver(const CdiSpec& spec) {
   for (const std::string& p : spec.host_paths) {
-    if (auto v = driver_library_version(basename_of(p))) return *v;
+    if (auto v = library_file_version(p)) return *v;
   }
   return "";
-}
-
-// /dev/nvidia0, /dev/nvidia1, ...: the GPU nodes.
-bool gpu_node(const std::string& path) {
-  constexpr std::string_view kPrefix = "/dev/nvidia";
-  if (!path.starts_with(kPrefix) || path.size() == kPrefix.size()) return false;
-  return std::all_of(path.begin() + static_cast<long>(kPrefix.size()), path.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // What is wrong with one spec, as evidence lines; empty when it fits.
@@ -65,11 +55,11 @@ std::vector<std::string> stale_lines(const CdiSpec& spec, const Snapshot& s,
   }
   std::set<std::string> in_spec;
   for (const std::string& n : spec.device_nodes) {
-    if (gpu_node(n)) in_spec.insert(n);
+    if (is_gpu_node(n)) in_spec.insert(n);
   }
   std::vector<std::string> left_out;
   for (const DevNode& n : s.devnodes) {
-    if (n.exists && gpu_node(n.path) && !in_spec.contains(n.path)) left_out.push_back(n.path);
+    if (n.exists && is_gpu_node(n.path) && !in_spec.contains(n.path)) left_out.push_back(n.path);
   }
   if (!in_spec.empty() && !left_out.empty()) {
     out.push_back(fmt::format("{}: gives containers {} GPU node{}; this machine also has {}", name,

@@ -7,7 +7,6 @@
 #include "checks/checks.h"
 #include "checks/driver_helpers.h"
 #include "checks/util.h"
-#include "util/ascii.h"
 #include "util/text.h"
 
 namespace gd {
@@ -20,11 +19,7 @@ std::vector<Finding> check_container_caps(const Snapshot& s, const Config&) {
                   "NVIDIA_DRIVER_CAPABILITIES is unset: the container toolkit's default "
                   "(utility,compute) applies.");
   }
-  std::vector<std::string> list;
-  for (auto& c : split_strings(*caps, ',')) {
-    std::string t = ascii_lower(trim_isspace(c));
-    if (!t.empty()) list.push_back(t);
-  }
+  std::vector<std::string> list = driver_capability_list(*caps);
   auto has = [&](const char* c) {
     return std::find(list.begin(), list.end(), "all") != list.end() ||
            std::find(list.begin(), list.end(), c) != list.end();

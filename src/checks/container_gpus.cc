@@ -7,19 +7,6 @@
 #include "util/text.h"
 
 namespace gd {
-namespace {
-
-bool is_gpu_node(const std::string& path) {
-  constexpr std::string_view kPrefix = "/dev/nvidia";
-  if (path.rfind(kPrefix, 0) != 0 || path.size() == kPrefix.size()) return false;
-  for (size_t i = kPrefix.size(); i < path.size(); ++i) {
-    if (path[i] < '0' || path[i] > '9') return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 std::vector<Finding> check_container_gpus(const Snapshot& s, const Config&) {
   constexpr const char* kId = "container.no-gpus";
   if (!s.container.in_container) return not_applicable(kId, "Not running in a container.");

@@ -5,7 +5,9 @@
 
 #include "catalog/cuda_errors.h"
 #include "checks/util.h"
+#include "facts/query.h"
 #include "facts/runtime.h"
+#include "util/ascii.h"
 #include "util/text.h"
 
 namespace gd {
@@ -121,6 +123,31 @@ std::optional<std::string> library_file_version(std::string_view path) {
   auto parsed = parse_driver_version(ver);
   if (!parsed || parsed->major < 100) return std::nullopt;
   return std::string(ver);
+}
+
+bool is_gpu_node(std::string_view path) {
+  constexpr std::string_view kPrefix = "/dev/nvidia";
+  if (!path.starts_with(kPrefix) || path.size() == kPrefix.size()) return false;
+  return std::all_of(path.begin() + static_cast<long>(kPrefix.size()), path.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string> driver_capability_list(const std::string& value) {
+  std::vector<std::string> list;
+  for (auto& c : split_strings(value, ',')) {
+    std::string t = ascii_lower(trim_isspace(c));
+    if (!t.empty()) list.push_back(t);
+  }
+  return list;
+}
+
+bool driver_capability(const Snapshot& s, std::string_view cap) {
+  const std::string* caps = env_var(s, "NVIDIA_DRIVER_CAPABILITIES");
+  if (caps == nullptr) return cap == "compute" || cap == "utility";
+  for (const std::string& c : driver_capability_list(*caps)) {
+    if (c == "all" || c == cap) return true;
+  }
+  return false;
 }
 
 std::string dir_name(std::string_view path) {

@@ -56,6 +56,18 @@ GpuArch gpu_arch(const Snapshot& s, const PciDevice& d);
 // when the name carries no driver version ("libcuda.so.1", "libcuda.so").
 std::optional<std::string> library_file_version(std::string_view path);
 
+// A GPU's own device node: /dev/nvidia0, /dev/nvidia1, ... (not nvidiactl,
+// nvidia-uvm or nvidia-caps).
+bool is_gpu_node(std::string_view path);
+
+// NVIDIA_DRIVER_CAPABILITIES' entries, trimmed and lower-cased, empty
+// ones left out ("compute, Utility" -> {"compute", "utility"}).
+std::vector<std::string> driver_capability_list(const std::string& value);
+// NVIDIA_DRIVER_CAPABILITIES grants `cap` ("compute", "utility"): listed,
+// in any case, or "all"; unset, the container toolkit's default
+// "utility,compute" applies.
+bool driver_capability(const Snapshot& s, std::string_view cap);
+
 // The directory part of a path ("/a/b/libcuda.so" -> "/a/b").
 std::string dir_name(std::string_view path);
 

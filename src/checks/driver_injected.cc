@@ -11,6 +11,7 @@
 // NVIDIA_DRIVER_CAPABILITIES without compute leaves libcuda out too; that
 // is container.capabilities' finding, and this one stands aside for it.
 #include "checks/checks.h"
+#include "checks/driver_helpers.h"
 #include "checks/util.h"
 
 namespace gd {
@@ -35,18 +36,12 @@ std::vector<std::string> remedy_for(const std::string& runtime) {
       "--device /dev/nvidia0 alone does not"};
 }
 
-bool capabilities_lack_compute(const Snapshot& s) {
-  auto it = s.env.vars.find("NVIDIA_DRIVER_CAPABILITIES");
-  return it != s.env.vars.end() && it->second.find("compute") == std::string::npos &&
-         it->second.find("all") == std::string::npos;
-}
-
 }  // namespace
 
 std::vector<Finding> check_driver_injected(const Snapshot& s, const Config&) {
   constexpr const char* kId = "container.driver-not-injected";
   if (!s.container.in_container) return not_applicable(kId, "Not running in a container.");
-  if (capabilities_lack_compute(s)) {
+  if (!driver_capability(s, "compute")) {
     return not_applicable(kId,
                           "NVIDIA_DRIVER_CAPABILITIES leaves libcuda out on purpose (see "
                           "container.capabilities).");

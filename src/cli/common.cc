@@ -1,11 +1,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string_view>
@@ -110,6 +112,16 @@ void add_log_window_option(CLI::App* app, std::string* window) {
   app->add_option("--log-window", *window,
                   "Kernel-log events older than this no longer fail the node (default 2h)")
       ->option_text("DURATION");
+}
+
+Result<Done> write_text_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return Error{std::strerror(errno)};
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int err = errno;
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) return Error{std::strerror(err != 0 ? err : EIO)};
+  return Done{};
 }
 
 void add_diag_helper_option(CLI::App* app, std::string* path) {

@@ -37,17 +37,8 @@ constexpr size_t kMaxCauseLines = 6;
 void say(const std::string& line) { print_error("run: " + line); }
 
 int write_report(const std::string& path, const Report& report) {
-  std::string json = render_json(report);
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    say(fmt::format("--json-report {}: {}", path, std::strerror(errno)));
-    return kExitReportFile;
-  }
-  bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-  int err = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    say(fmt::format("--json-report {}: {}", path, std::strerror(err != 0 ? err : EIO)));
+  if (auto w = write_text_file(path, render_json(report)); !w.ok()) {
+    say(fmt::format("--json-report {}: {}", path, w.error()));
     return kExitReportFile;
   }
   return 0;

@@ -23,6 +23,7 @@
 #include "probe/child.h"
 #include "probe/kernel_log.h"
 #include "probe/sampler.h"
+#include "util/host.h"
 #include "util/time.h"
 
 namespace gd {
@@ -69,11 +70,6 @@ pid_t spawn_job(const std::vector<std::string>& command, bool own_terminal) {
   exec_command(command);
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? buf : "this host";
-}
-
 bool owns_terminal() { return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp(); }
 
 void take_terminal_back() {
@@ -85,14 +81,9 @@ void take_terminal_back() {
 // Writes a report file; a failure is said (`flag` names which) and the
 // job's exit code stands.
 void write_text(const char* flag, const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    say(fmt::format("{} {}: {}", flag, path, std::strerror(errno)));
-    return;
+  if (auto w = write_text_file(path, text); !w.ok()) {
+    say(fmt::format("{} {}: {}", flag, path, w.error()));
   }
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) say(fmt::format("{} {}: write failed", flag, path));
 }
 
 }  // namespace
@@ -234,7 +225,8 @@ int run_watched(const RunArgs& args, double interval_s) {
     write_text("--json-report", args.json_report, watch_json(w, &end, name));
   }
   if (!args.summary_file.empty()) {
-    std::string text = "gpudoctor run --watch on " + host_name() + "\n";
+    std::string host = host_name();
+    std::string text = "gpudoctor run --watch on " + (host.empty() ? "this host" : host) + "\n";
     for (const std::string& line : summary) text += line + "\n";
     write_text("--summary-file", args.summary_file, text);
   }

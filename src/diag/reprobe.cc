@@ -11,19 +11,13 @@
 #include "diag/evaluate.h"
 #include "diag/run_helper.h"
 #include "facts/health.h"
+#include "facts/query.h"
 #include "util/text.h"
 
 namespace gd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-const NvmlGpu* nvml_gpu_at(const NvmlInfo& n, const std::string& bus) {
-  for (const NvmlGpu& g : n.gpus) {
-    if (g.pci_bus_id.ok() && g.pci_bus_id.value == bus) return &g;
-  }
-  return nullptr;
-}
 
 // Why NVML as a whole gave no answer; "" when it answered.
 std::string nvml_problem(const NvmlInfo& n) {
@@ -34,8 +28,9 @@ std::string nvml_problem(const NvmlInfo& n) {
 }
 
 // Why NVML's answer for this GPU is no proof; "" when it is.
-std::string nvml_gpu_problem(const NvmlInfo& n, const std::string& bus) {
-  const NvmlGpu* g = nvml_gpu_at(n, bus);
+std::string nvml_gpu_problem(const Snapshot& s, const std::string& bus) {
+  const NvmlInfo& n = s.nvml;
+  const NvmlGpu* g = find_nvml_gpu(s, bus);
   if (g == nullptr) {
     size_t unanswered = static_cast<size_t>(std::count_if(
         n.gpus.begin(), n.gpus.end(), [](const NvmlGpu& x) { return x.handle_rc != 0; }));
@@ -111,12 +106,12 @@ std::vector<ReprobeResult> reprobe_gpus(const ReprobeOptions& opt,
   std::string whole = nvml_problem(s.nvml);
   std::vector<std::string> uuids;
   for (ReprobeResult* r : passing()) {
-    std::string why = whole.empty() ? nvml_gpu_problem(s.nvml, r->bus_id) : whole;
+    std::string why = whole.empty() ? nvml_gpu_problem(s, r->bus_id) : whole;
     if (!why.empty()) {
       fail(r, "NVML: " + why);
       continue;
     }
-    const NvmlGpu& g = *nvml_gpu_at(s.nvml, r->bus_id);
+    const NvmlGpu& g = *find_nvml_gpu(s, r->bus_id);
     r->steps.push_back("NVML: answers" + (g.name.ok() ? " (" + g.name.value + ")" : std::string()));
     if (g.uuid.ok()) {
       uuids.push_back(g.uuid.value);

@@ -10,6 +10,7 @@
 #include "probe/probe.h"
 #include "snapshot/snapshot_json.h"
 #include "util/exe.h"
+#include "util/host.h"
 #include "util/time.h"
 
 namespace gd {
@@ -23,12 +24,6 @@ constexpr size_t kMaxChildSnapshotBytes = 64u << 20;
 // What the file probes and the kernel-log scan may take in the child beyond
 // the NVML and CUDA deadline (256 MiB of kernel log scan in 0.2 s).
 constexpr double kFileProbeAllowanceS = 30;
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
-}
 
 // The snapshot's own facts, before any probe.
 Snapshot empty_snapshot(const ProbeOptions& opt) {

@@ -10,7 +10,6 @@
 #include <array>
 #include <set>
 
-#include "catalog/driver_compat.h"
 #include "probe/cdi.h"
 #include "probe/file_probes.h"
 #include "probe/probe.h"
@@ -140,10 +139,6 @@ void read_shm_mount(const RootFs& fs, ContainerInfo* c, ProbeNotes* notes) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The directories container engines read CDI specs from (the CDI spec's
 // defaults), and bounds on what one may hold.
 constexpr const char* kCdiDirs[] = {"/etc/cdi", "/var/run/cdi"};
@@ -232,6 +227,21 @@ void read_preloads(const RootFs& fs, const Snapshot& s, ContainerInfo* c) {
 }
 
 }  // namespace
+
+// "libcuda.so.550.54.14" -> "550.54.14", "libnvidia-ml.so.550.54.15" ->
+// "550.54.15"; the sonames "libcuda.so.1" / "libcuda.so" give nullopt.
+std::optional<std::string> driver_library_version(std::string_view file_name) {
+  for (std::string_view prefix : {"libcuda.so.", "libnvidia-ml.so."}) {
+    if (file_name.substr(0, prefix.size()) != prefix) continue;
+    std::string_view v = file_name.substr(prefix.size());
+    if (v.find('.') == std::string_view::npos || v.size() > 32) return std::nullopt;
+    for (char ch : v) {
+      if ((ch < '0' || ch > '9') && ch != '.') return std::nullopt;
+    }
+    return std::string(v);
+  }
+  return std::nullopt;
+}
 
 ProbeRecord probe_container_at(const RootFs& fs, Snapshot* s) {
   ContainerInfo& c = s->container;

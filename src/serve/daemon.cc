@@ -15,6 +15,7 @@
 #include "report/render.h"
 #include "serve/metrics.h"
 #include "serve/status_page.h"
+#include "util/host.h"
 #include "util/time.h"
 
 namespace gd {
@@ -24,12 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-}
-
-std::string host_name() {
-  char buf[HOST_NAME_MAX + 1] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "";
-  return buf;
 }
 
 // What a report says, for "has anything changed": the verdict and each
