@@ -589,10 +589,7 @@ def as_pod(t):
     """A container tree as a Kubernetes pod's container: kubepods cgroups, no
     /.dockerenv."""
     t.pop(".dockerenv", None)
-    pod = "/kubepods/besteffort/pod5c1e0c2a-7d0e-4f1b-9a3c-2b7f5e8d9a10/" + CONTAINER_ID
-    cg = "".join(f"{i}:{c}:{pod}\n" for i, c in [
-        (12, "devices"), (11, "memory"), (10, "pids"), (4, "cpu,cpuacct"),
-        (1, "name=systemd")]) + f"0::{pod}\n"
+    cg = hybrid_cgroup("/kubepods/besteffort/pod5c1e0c2a-7d0e-4f1b-9a3c-2b7f5e8d9a10/" + CONTAINER_ID)
     t["proc/self/cgroup"] = cg
     t["proc/1/cgroup"] = cg
     return t
@@ -1185,6 +1182,13 @@ DOCKER_MOUNTS = (
     "shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size={shm} 0 0\n")
 
 
+def hybrid_cgroup(path):
+    """/proc/self/cgroup of a process in `path` on a cgroup v1 (hybrid) host."""
+    return "".join(f"{i}:{c}:{path}\n" for i, c in [
+        (12, "devices"), (11, "memory"), (10, "pids"), (4, "cpu,cpuacct"),
+        (1, "name=systemd")]) + f"0::{path}\n"
+
+
 def container(with_gpus, devices_allowed=False, shm="65536k"):
     """A Docker container on the ws-4x4090 host: given GPUs or not; its
     device cgroup allowing the NVIDIA nodes (as --gpus sets it) or not."""
@@ -1195,9 +1199,7 @@ def container(with_gpus, devices_allowed=False, shm="65536k"):
     t["proc/sys/vm/overcommit_memory"] = "0\n"
     t["proc/sys/vm/overcommit_ratio"] = "50\n"
     # cgroup v1 (hybrid): the device cgroup is readable from inside.
-    cg = "".join(f"{i}:{c}:/docker/{CONTAINER_ID}\n" for i, c in [
-        (12, "devices"), (11, "memory"), (10, "pids"), (4, "cpu,cpuacct"),
-        (1, "name=systemd")]) + f"0::/docker/{CONTAINER_ID}\n"
+    cg = hybrid_cgroup(f"/docker/{CONTAINER_ID}")
     t["proc/self/cgroup"] = cg
     t["proc/1/cgroup"] = cg
     t["proc/self/status"] = status(0, 0, [0])
