@@ -29,7 +29,14 @@ It asserts, each within a bounded time:
      once it passes (NVML, a CUDA context and a level-1 diag on all 8 GPUs);
   6. a batch job run under `gpudoctor run --watch --summary-file ...` gets its
      health summary appended to its own output file by the shipped Epilog
-     (deploy/slurm/gpudoctor-epilog.sh), written as the job's user.
+     (deploy/slurm/gpudoctor-epilog.sh), written as the job's user;
+  7. a job of user nobody named "x UserId=root(0) GroupId=root(0)", whose
+     output file it turns into a symlink to a root-owned file and whose
+     summary is a cron line: the Epilog writes as nobody, so the root-owned
+     file is unchanged;
+  8. a job of user daemon that leaves 2,000 summaries, beside one that user
+     nobody put there under the job's id: the first 256 of daemon's are
+     appended in rank order, nobody's is not, and all are removed.
 
 usage: slurm_test.py GPUDOCTOR FAKES_DIR [--sanitized]
 Exit 77 (skipped) when not root, without Slurm or munge, or with --sanitized
@@ -53,6 +60,7 @@ EPILOG = os.path.join(SRC, "deploy", "slurm", "gpudoctor-epilog.sh")
 SKIP = 77
 INTERVAL_S = 2          # HealthCheckInterval: the drain latency is at most this
 WAIT_S = 8 * INTERVAL_S + 10  # bound on every state change asserted below
+NOBODY, DAEMON = "nobody", "daemon"  # the users the hostile jobs run as
 TOOLS = ["munged", "mungekey", "munge", "unmunge", "slurmctld", "slurmd", "scontrol", "sinfo",
          "sbatch", "squeue", "setpriv"]
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
@@ -169,7 +177,7 @@ echo "exit $?" >>{self.hc_log}
         with open(os.path.join(d, "epilog.sh"), "w") as f:
             f.write(f"""#!/bin/sh
 export GPUDOCTOR_WATCH_DIR={d}/watch SLURM_CONF={d}/slurm.conf
-exec {EPILOG}
+exec {EPILOG} 2>>{d}/epilog.log
 """)
         os.chmod(os.path.join(d, "epilog.sh"), 0o755)
         self.set_scenario("healthy")
@@ -261,6 +269,12 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
     def run(self, *argv):
         return subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=30)
 
+    def run_as(self, pw, *argv):
+        """As another user (pwd entry), as that user would run it."""
+        setpriv = [which("setpriv"), f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}",
+                   "--clear-groups"]
+        return self.run(*setpriv, *argv)
+
     def sinfo(self):
         """(%T, %E): the node's state ("idle", "drained", "draining") and reason."""
         r = self.run(which("sinfo"), "-h", "-n", self.host, "-o", "%T|%E")
@@ -294,12 +308,87 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
                       (n + 2) * INTERVAL_S + 20)
 
     def dump_logs(self):
-        for name in ("hc.log", "log/slurmd.log", "log/slurmctld.log", "log/munged.log"):
+        for name in ("hc.log", "epilog.log", "log/slurmd.log", "log/slurmctld.log", "log/munged.log"):
             path = os.path.join(self.d, name)
             if os.path.exists(path):
                 with open(path, errors="replace") as f:
                     tail = f.readlines()[-25:]
                 print(f"--- {name} (last {len(tail)} lines)\n" + "".join(tail), file=sys.stderr)
+
+
+def user_home(c, user):
+    """A directory of the user's own (not sticky: the kernel's
+    protected_symlinks would otherwise stop root at the user's link, and
+    the Epilog must hold without it)."""
+    pw = pwd.getpwnam(user)
+    home = os.path.join(c.d, "home-" + user)
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, pw.pw_uid, pw.pw_gid)
+    return home, pw
+
+
+def epilog_done(c, job):
+    """The Epilog has run for the job: its summaries are gone."""
+    def done():
+        return (c.run(which("squeue"), "-h", "-j", job).stdout.strip() == "" and
+                not [n for n in os.listdir(os.path.join(c.d, "watch")) if n.startswith(job + ".")])
+    c.wait_for(f"job {job} ended and its Epilog ran", done, WAIT_S + 30)
+    with open(os.path.join(c.d, "epilog.log")) as f:
+        return [line for line in f if f"job {job}:" in line]
+
+
+def hostile_job_name(c):
+    """7. A job named to print "UserId=root(0)" in scontrol's first line,
+    whose summary is a cron line and whose output file becomes a symlink to
+    a root-owned file: the Epilog must write as the job's user, not root."""
+    home, pw = user_home(c, NOBODY)
+    target = os.path.join(c.d, "root-owned.conf")
+    with open(target, "w") as f:
+        f.write("# root's own file\n")
+    os.chmod(target, 0o644)
+    watch = os.path.join(c.d, "watch")
+    script = ("echo '* * * * * root touch " + c.d + "/pwned' >" + watch + "/$SLURM_JOB_ID.0.0.txt; "
+              "ln -sf " + target + " " + home + "/evil-$SLURM_JOB_ID.out")
+    name = "x UserId=root(0) GroupId=root(0)"
+    r = c.run_as(pw, which("sbatch"), "--parsable", "--job-name", name, "--chdir", home,
+                 "--output", home + "/evil-%j.out", "--wrap", script)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    shown = c.run(which("scontrol"), "show", "job", job).stdout
+    assert f"JobName={name}" in shown.splitlines()[0], shown  # the attack is real
+    log = epilog_done(c, job)
+    with open(target) as f:
+        assert f.read() == "# root's own file\n", "the Epilog wrote into a root-owned file"
+    assert any("could not append" in line and f"as uid {pw.pw_uid}" in line for line in log), log
+    print(f"job {job} named {name!r}: the Epilog wrote as uid {pw.pw_uid}; the root-owned "
+          "file behind its output symlink is unchanged")
+
+
+def foreign_and_many_summaries(c):
+    """8. 2,000 summaries of the job's user and one of another user under
+    the job's id: the first 256 of the user's own are appended, in rank
+    order, the other user's is not, and every one is removed."""
+    home, pw = user_home(c, DAEMON)
+    _, other = user_home(c, NOBODY)
+    watch = os.path.join(c.d, "watch")
+    script = ("echo victim; i=0; while [ $i -lt 2000 ]; do echo \"summary $i\" >" + watch +
+              "/$SLURM_JOB_ID.0.$i.txt; i=$((i+1)); done; sleep 2")
+    r = c.run_as(pw, which("sbatch"), "--parsable", "--chdir", home,
+                 "--output", home + "/victim-%j.out", "--wrap", script)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    planted = c.run_as(other, "/bin/sh", "-c",
+                       f"echo ATTACKER: appended to job {job} >{watch}/{job}.9.9.txt")
+    assert planted.returncode == 0, planted.stderr
+    log = epilog_done(c, job)
+    with open(os.path.join(home, f"victim-{job}.out")) as f:
+        lines = f.read().splitlines()
+    assert lines == ["victim"] + [f"summary {i}" for i in range(256)], lines[:3] + lines[-3:]
+    assert any(f"skipped 1 file(s) named {job}.*.txt not owned by uid {pw.pw_uid}" in line
+               for line in log), log
+    assert any("appended 256 of 2000 summaries" in line for line in log), log
+    print(f"job {job}: 256 of its 2,000 summaries appended in rank order; another user's "
+          "summary refused; all removed")
 
 
 def test(c):
@@ -383,6 +472,9 @@ def test(c):
     assert not os.listdir(os.path.join(c.d, "watch")), "the Epilog removes the summaries"
     print(f"job {job}: the Epilog appended the watched summary to its output")
 
+    hostile_job_name(c)
+    foreign_and_many_summaries(c)
+
     # What gpudoctor printed, one line per check, as slurmd would log it.
     with open(c.hc_log) as f:
         lines = [line for line in f if line.startswith("gpudoctor")]
@@ -405,10 +497,11 @@ def main():
         print("skipped: needs root (slurmd, munged as user munge)")
         return SKIP
     missing = [t for t in TOOLS if which(t) is None]
-    try:
-        pwd.getpwnam("munge")
-    except KeyError:
-        missing.append("user munge")
+    for user in ("munge", NOBODY, DAEMON):
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            missing.append("user " + user)
     if missing:
         print("skipped: missing " + ", ".join(missing) + " (apt-get install slurm-wlm munge)")
         return SKIP
