@@ -379,7 +379,7 @@ TEST(HttpServer, SlowClientsDoNotStallOthers) {
     EXPECT_EQ(status_of(r), 200) << r;
     EXPECT_LT(ms_since(t0), 500) << "request " << i << " waited behind slow clients";
   }
-  // Below half the pool, slow clients are let be (they may be real, just slow).
+  // Below the pressure mark, slow clients are let be (they may be real, just slow).
   EXPECT_EQ(slow.open(), 12u);
 }
 
