@@ -11,3 +11,13 @@ add_test(NAME reliability_http_attacks
   COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/tests/reliability/http_attacks.py
     $<TARGET_FILE:gpudoctor> ${GD_HTTP_ATTACK_FLAGS})
 set_tests_properties(reliability_http_attacks PROPERTIES TIMEOUT 180)
+
+# Floods beside well-behaved scrapes (tests/reliability/http_floods.py):
+# keep-alive /healthz holders, reconnecting idle clients, stalled TLS
+# handshakes and a failed basic-auth flood (with the daemon's CPU time), each
+# for a few seconds with fixed counts; an unknown user's 401 costs a known
+# user's. The CPU bound is not judged in the ASan build.
+add_test(NAME reliability_http_floods
+  COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/tests/reliability/http_floods.py
+    $<TARGET_FILE:gpudoctor> ${GD_HTTP_ATTACK_FLAGS})
+set_tests_properties(reliability_http_floods PROPERTIES TIMEOUT 120)

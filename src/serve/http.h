@@ -36,13 +36,23 @@ struct HttpOptions {
   int64_t write_timeout_ms = 5000;       // per write: a client that stops reading
   int64_t keep_alive_timeout_ms = 5000;  // idle keep-alive connection
   size_t keep_alive_max_requests = 100;  // then the connection is closed
-  // One thread per open connection, up to this many; beyond it connections
-  // wait their turn in the listen backlog. A thread ends with its connection.
+  // Threads that read, answer and write, up to this many at once. A
+  // connection takes one only while there is something to do: one that
+  // waits for its client (a request head, the TLS handshake, the next
+  // keep-alive request) waits in the acceptor's epoll set, holding no thread.
   size_t max_threads = 128;
-  // A connection waiting for a request head (since it opened, or since its
-  // last answer) is cut after header_read_deadline_ms; when at least half
-  // the threads are taken, already after connection_deadline_ms: a client
-  // trickling a byte a second cannot hold a thread.
+  // Open connections in all, and from one peer (an IPv4 address, or an IPv6
+  // /64). A new connection beyond either bound closes the oldest one waiting
+  // for its client (the peer's own first), so a new client always gets in;
+  // max_connections is lowered to what RLIMIT_NOFILE allows.
+  size_t max_connections = 1024;
+  size_t max_connections_per_peer = 512;
+  // A connection waiting for a request head or its TLS handshake (since it
+  // opened, or since its last answer) is cut after header_read_deadline_ms.
+  // Under pressure (at least max_threads / 2 connections open) already after
+  // connection_deadline_ms, an idle keep-alive connection at once, and every
+  // answer closes its connection: a client trickling a byte a second, or
+  // sending a request now and then, cannot hold a place.
   int64_t header_read_deadline_ms = 10000;
   int64_t connection_deadline_ms = 2000;
 };

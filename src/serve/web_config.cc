@@ -3,6 +3,7 @@
 #include <crypt.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "util/ascii.h"
@@ -212,35 +213,98 @@ bool bcrypt_matches(const std::string& password, const std::string& hash) {
   return constant_time_equal(got, hash);
 }
 
-bool BasicAuth::allowed(const std::string& authorization) {
+namespace {
+
+// Peers whose failures are remembered; beyond, those whose bucket is full
+// again are forgotten first.
+constexpr size_t kMaxPeers = 4096;
+
+// The cost of a bcrypt hash ("$2y$10$..." is 10).
+int bcrypt_cost(const std::string& hash) { return (hash[4] - '0') * 10 + (hash[5] - '0'); }
+
+}  // namespace
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users, AuthLimits limits)
+    : users_(std::move(users)), limits_(limits) {
+  // Without users nothing is checked; the fallback is never compared then.
+  dummy_hash_ = "$2b$10$o7W43exDX5sA3M8P14m1aOUqTnjvDg/sp78cJDi0qiw/bEA3hsaNy";
+  int cost = -1;
+  for (const auto& [user, hash] : users_) {
+    if (looks_like_bcrypt(hash) && bcrypt_cost(hash) > cost) {
+      cost = bcrypt_cost(hash);
+      dummy_hash_ = hash;
+    }
+  }
+}
+
+bool BasicAuth::take_try(const std::string& peer) {
+  if (limits_.failures_per_second <= 0) return true;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto tokens = [&](const Bucket& b) {
+    const double s = std::chrono::duration<double>(now - b.at).count();
+    return std::min(limits_.failure_burst, b.tokens + s * limits_.failures_per_second);
+  };
+  auto it = tries_.find(peer);
+  if (it == tries_.end()) {
+    if (tries_.size() >= kMaxPeers) {
+      std::erase_if(tries_,
+                    [&](const auto& kv) { return tokens(kv.second) >= limits_.failure_burst; });
+      if (tries_.size() >= kMaxPeers) tries_.clear();
+    }
+    it = tries_.emplace(peer, Bucket{limits_.failure_burst, now}).first;
+  }
+  Bucket& b = it->second;
+  b.tokens = tokens(b);
+  b.at = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+void BasicAuth::give_back_try(const std::string& peer) {
+  if (limits_.failures_per_second <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tries_.find(peer);
+  if (it != tries_.end())
+    it->second.tokens = std::min(limits_.failure_burst, it->second.tokens + 1);
+}
+
+AuthOutcome BasicAuth::check(const std::string& authorization, const std::string& peer) {
   // "Basic dXNlcjpwYXNz" (the scheme is case-insensitive, RFC 7617)
-  if (authorization.size() < 6) return false;
+  if (authorization.size() < 6) return AuthOutcome::kDenied;
   std::string scheme = ascii_lower(authorization.substr(0, 6));
-  if (scheme != "basic ") return false;
+  if (scheme != "basic ") return AuthOutcome::kDenied;
   size_t b = authorization.find_first_not_of(' ', 6);
   std::string decoded;
-  if (b == std::string::npos || !base64_decode(authorization.substr(b), &decoded)) return false;
+  if (b == std::string::npos || !base64_decode(authorization.substr(b), &decoded)) {
+    return AuthOutcome::kDenied;
+  }
   size_t colon = decoded.find(':');
-  if (colon == std::string::npos) return false;
+  if (colon == std::string::npos) return AuthOutcome::kDenied;
   const std::string user = decoded.substr(0, colon);
   const std::string pass = decoded.substr(colon + 1);
 
   auto it = users_.find(user);
-  // An unknown user costs a bcrypt too, so timing does not tell which names exist.
-  static const std::string kDummy = "$2b$10$o7W43exDX5sA3M8P14m1aOUqTnjvDg/sp78cJDi0qiw/bEA3hsaNy";
-  const std::string& hash = it == users_.end() ? kDummy : it->second;
+  // An unknown user costs a bcrypt too, as dear as a known one's, so timing
+  // does not tell which names exist.
+  const std::string& hash = it == users_.end() ? dummy_hash_ : it->second;
   const std::string key = sha256_bytes(user + '\0' + pass + '\0' + hash);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (it != users_.end() && good_.count(key)) return true;
+    if (it != users_.end() && good_.count(key)) return AuthOutcome::kAllowed;
   }
+  // A try is taken before the bcrypt (so that many connections of one peer
+  // cannot all pass at once) and given back when it succeeds.
+  if (!take_try(peer)) return AuthOutcome::kThrottled;
   bool ok = bcrypt_matches(pass, hash) && it != users_.end();
   if (ok) {
+    give_back_try(peer);
     std::lock_guard<std::mutex> lock(mu_);
     if (good_.size() >= 1024) good_.clear();  // bounded: a few users, a few passwords
     good_.insert(key);
   }
-  return ok;
+  return ok ? AuthOutcome::kAllowed : AuthOutcome::kDenied;
 }
 
 }  // namespace gd

@@ -14,6 +14,7 @@
 // As in the toolkit, an unknown key is an error, not a silent no-op.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -49,21 +50,50 @@ Result<WebConfig> parse_web_config(const std::string& yaml, const std::string& b
 // libcrypt's crypt_rn and a constant-time compare.
 bool bcrypt_matches(const std::string& password, const std::string& hash);
 
+// What an Authorization header earns.
+enum class AuthOutcome { kAllowed, kDenied, kThrottled };
+
+// How many failed checks a peer may make (each costs a bcrypt, ~50 ms of a
+// core at cost 10): a bucket of failure_burst, refilled at
+// failures_per_second. 0 per second: no limit.
+struct AuthLimits {
+  double failures_per_second = 2;
+  double failure_burst = 10;
+};
+
 // Checks an Authorization header against the users. bcrypt costs ~50 ms at
 // cost 10, so, as the toolkit does, a successful check is cached under a
 // hash of user, password and hash (never the password itself): a scrape
-// every 15 s pays for bcrypt once. Thread-safe.
+// every 15 s pays for bcrypt once. A peer (the server's name for a client
+// address) past its failures is throttled without a bcrypt, unless its
+// credentials are cached as good. Thread-safe.
 class BasicAuth {
  public:
-  explicit BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
+  explicit BasicAuth(std::map<std::string, std::string> users, AuthLimits limits = {});
   bool enabled() const { return !users_.empty(); }
   // `authorization` is the header's value ("Basic dXNlcjpwYXNz"), "" when absent.
-  bool allowed(const std::string& authorization);
+  AuthOutcome check(const std::string& authorization, const std::string& peer);
+  bool allowed(const std::string& authorization) {
+    return check(authorization, "") == AuthOutcome::kAllowed;
+  }
 
  private:
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point at;  // when tokens was last refilled
+  };
+  // Takes one try from the peer's bucket; false when it has none left.
+  bool take_try(const std::string& peer);
+  void give_back_try(const std::string& peer);
+
   std::map<std::string, std::string> users_;
+  AuthLimits limits_;
+  // An unknown user's password is checked against the costliest user's hash
+  // (and never accepted): it costs what a known user's wrong password costs.
+  std::string dummy_hash_;
   std::mutex mu_;
-  std::set<std::string> good_;  // SHA-256 of user, password and hash, of successful checks
+  std::set<std::string> good_;           // SHA-256 of user, password and hash, of successful checks
+  std::map<std::string, Bucket> tries_;  // per peer, at most kMaxPeers
 };
 
 }  // namespace gd

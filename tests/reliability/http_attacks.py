@@ -13,6 +13,7 @@ count and time:
 - a request head growing past 64 KiB is cut;
 - three requests pipelined in one write are answered in order, or the
   connection is closed at once (not left idle for the keep-alive timeout);
+- refused requests, `OPTIONS` and `TRACE` (405) among them, are closed at once;
 - exactly 100 header fields are accepted, 101 are refused (docs/serve.md);
 - a client that shuts down its sending side after its request still gets
   the answer, then the end of the connection.
@@ -402,6 +403,9 @@ def test_refused_requests_are_closed_at_once():
         for head in (b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
                      b"GET /metrics HTTP/1.1\r\nHost: x\r\n" +
                      b"".join(b"X-%d: v\r\n" % i for i in range(120)) + b"\r\n",
+                     # other methods, without a body (docs/serve.md: 405, then closed)
+                     b"OPTIONS /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                     b"TRACE / HTTP/1.1\r\nHost: x\r\n\r\n",
                      # a request line that does not parse, an overlong URI.
                      b"NONSENSE\r\n\r\n",
                      b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"):

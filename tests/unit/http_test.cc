@@ -19,6 +19,7 @@
 #include <fstream>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "serve/http_listen.h"
 
@@ -199,6 +200,22 @@ TEST(HttpServer, OtherMethodsAre405WithAllow) {
   EXPECT_EQ(status_of(r), 400) << r;
 }
 
+TEST(HttpServer, OtherMethodsCloseTheConnection) {
+  auto s = start();
+  ASSERT_TRUE(s);
+  for (const char* m : {"OPTIONS", "TRACE"}) {
+    int fd = connect_to(s->port());
+    ASSERT_GE(fd, 0);
+    send_all(fd, std::string(m) + " /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto t0 = Clock::now();
+    std::string r = read_all(fd, 3000);  // until the server closes
+    close(fd);
+    EXPECT_EQ(status_of(r), 405) << m << ": " << r;
+    EXPECT_TRUE(has_header(r, "Connection: close")) << r;
+    EXPECT_LT(ms_since(t0), 1500) << m << ": the connection stayed open";
+  }
+}
+
 TEST(HttpServer, OversizedUriIs414) {
   auto s = start();
   ASSERT_TRUE(s);
@@ -362,7 +379,7 @@ TEST(HttpServer, SlowClientsDoNotStallOthers) {
     EXPECT_EQ(status_of(r), 200) << r;
     EXPECT_LT(ms_since(t0), 500) << "request " << i << " waited behind slow clients";
   }
-  // Below half the pool, slow clients are let be (they may be real, just slow).
+  // Below the pressure mark, slow clients are let be (they may be real, just slow).
   EXPECT_EQ(slow.open(), 12u);
 }
 
@@ -381,6 +398,64 @@ TEST(HttpServer, SlowClientsFillingThePoolAreCut) {
   EXPECT_LT(ms_since(t0), 4000);
   std::this_thread::sleep_for(milliseconds(2000));
   EXPECT_LT(slow.open(), slow.size());
+}
+
+// The client has closed (or reset) the connection's other end by now.
+bool closed_by_server(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) <= 0) return false;
+  char c;
+  return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+TEST(HttpServer, IdleConnectionsHoldNoThread) {
+  HttpOptions opt;
+  opt.max_threads = 4;
+  auto s = start(opt);
+  ASSERT_TRUE(s);
+  std::vector<int> idle;
+  for (int i = 0; i < 40; ++i) idle.push_back(connect_to(s->port()));
+  std::this_thread::sleep_for(milliseconds(300));
+  auto t0 = Clock::now();
+  EXPECT_EQ(status_of(raw(s->port(), get("/metrics"))), 200);
+  EXPECT_LT(ms_since(t0), 500) << "a request waited behind 40 idle connections";
+  for (int fd : idle) close(fd);
+}
+
+TEST(HttpServer, APeersOldestWaitingConnectionMakesRoom) {
+  HttpOptions opt;
+  opt.max_connections_per_peer = 8;
+  auto s = start(opt);
+  ASSERT_TRUE(s);
+  std::vector<int> idle;
+  for (int i = 0; i < 20; ++i) {
+    idle.push_back(connect_to(s->port()));
+    std::this_thread::sleep_for(milliseconds(5));  // accepted in this order
+  }
+  // The newest 8 stay; the 12 before them were closed, oldest first.
+  std::this_thread::sleep_for(milliseconds(300));
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(closed_by_server(idle[static_cast<size_t>(i)], 0), i < 12) << i;
+  }
+  // A new connection from the same peer is answered.
+  EXPECT_EQ(status_of(raw(s->port(), get("/metrics"))), 200);
+  for (int fd : idle) close(fd);
+}
+
+TEST(HttpServer, KeepAliveIsCutUnderPressure) {
+  HttpOptions opt;
+  opt.max_threads = 4;  // pressure from 2 open connections
+  auto s = start(opt);
+  ASSERT_TRUE(s);
+  int a = connect_to(s->port());
+  int b = connect_to(s->port());
+  // Answered under pressure: Connection: close, and closed.
+  send_all(a, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string r = read_all(a, 2000);
+  EXPECT_EQ(status_of(r), 200) << r;
+  EXPECT_TRUE(has_header(r, "Connection: close")) << r;
+  close(a);
+  close(b);
 }
 
 TEST(HttpServer, StopIsPromptWithSlowClientsConnected) {

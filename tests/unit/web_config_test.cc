@@ -4,10 +4,12 @@
 
 #include <crypt.h>
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace gd {
 namespace {
@@ -197,6 +199,55 @@ TEST(BasicAuth, CachesSuccessfulChecks) {
   EXPECT_LT(hundred, first) << "100 cached checks took longer than one bcrypt";
   // A wrong password is not cached as good.
   EXPECT_FALSE(auth.allowed(basic("prometheus:s3cre")));
+}
+
+// CPU time of the calling thread, in seconds: what a check costs, however
+// loaded the machine (a wall clock would count the waits for a core).
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+TEST(BasicAuth, AnUnknownUserCostsWhatAKnownUserCosts) {
+  // Cost 6, not 10 (the fixed fallback hash's cost before issue 33, which
+  // made an unknown user 16 times dearer than this known one).
+  BasicAuth auth({{"prometheus", bcrypt_hash("s3cret", 6)}}, AuthLimits{0, 0});
+  auto cost = [&](const std::string& user_pass) {
+    const double t0 = thread_cpu_seconds();
+    for (int i = 0; i < 20; ++i) EXPECT_FALSE(auth.allowed(basic(user_pass)));
+    return (thread_cpu_seconds() - t0) / 20;
+  };
+  const std::string reference = bcrypt_hash("other", 6);
+  const double t0 = thread_cpu_seconds();
+  for (int i = 0; i < 20; ++i) EXPECT_FALSE(bcrypt_matches("s3cret", reference));
+  const double one_bcrypt = (thread_cpu_seconds() - t0) / 20;
+  const double known = cost("prometheus:wrong");
+  const double unknown = cost("nobody:wrong");
+  // Both pay a bcrypt of the user's cost, and no more: a generous factor.
+  EXPECT_GE(known, one_bcrypt / 2) << known << " s against " << one_bcrypt << " s";
+  EXPECT_GE(unknown, one_bcrypt / 2) << unknown << " s against " << one_bcrypt << " s";
+  EXPECT_LE(unknown, known * 2.5) << unknown << " s against " << known << " s";
+  EXPECT_LE(known, unknown * 2.5) << known << " s against " << unknown << " s";
+}
+
+TEST(BasicAuth, FailuresAreLimitedPerPeer) {
+  BasicAuth auth({{"prometheus", bcrypt_hash("s3cret", 4)}}, AuthLimits{2, 3});
+  const std::string good = basic("prometheus:s3cret");
+  const std::string bad = basic("prometheus:wrong");
+  EXPECT_EQ(auth.check(good, "192.0.2.1"), AuthOutcome::kAllowed);  // cached from now on
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(auth.check(bad, "192.0.2.1"), AuthOutcome::kDenied) << i;
+  // The peer's allowance is spent: no bcrypt, whoever the user.
+  EXPECT_EQ(auth.check(bad, "192.0.2.1"), AuthOutcome::kThrottled);
+  EXPECT_EQ(auth.check(basic("nobody:x"), "192.0.2.1"), AuthOutcome::kThrottled);
+  // Credentials known good still pass; another peer has its own allowance.
+  EXPECT_EQ(auth.check(good, "192.0.2.1"), AuthOutcome::kAllowed);
+  EXPECT_EQ(auth.check(bad, "192.0.2.2"), AuthOutcome::kDenied);
+  // No credentials, or malformed ones, cost nothing and are never throttled.
+  EXPECT_EQ(auth.check("", "192.0.2.1"), AuthOutcome::kDenied);
+  // Two a second come back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  EXPECT_EQ(auth.check(bad, "192.0.2.1"), AuthOutcome::kDenied);
 }
 
 }  // namespace
