@@ -38,7 +38,8 @@
 #   a directory replaced or symlinked later cannot send root's removals
 #   elsewhere; files are found and removed with find, which follows no link;
 # - at most GPUDOCTOR_WATCH_MAX summaries, 64 KiB each, in one process, and
-#   the user's part is bounded in time (an output file that is a FIFO).
+#   the user's part and scontrol are bounded in time (an output file that is
+#   a FIFO, a controller that does not answer).
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 dir=${GPUDOCTOR_WATCH_DIR:-/var/tmp/gpudoctor}
@@ -90,11 +91,17 @@ fi
 #      ...
 #      StdOut=/home/alice/slurm-123.out
 # A field counts only at the start of a line; every such line must agree.
-job=$(scontrol show job "$job_id" 2>/dev/null) || job=""
+# Bounded: an unreachable controller keeps scontrol retrying (18 s seen).
+job=$(timeout -k 5 20 scontrol show job "$job_id" 2>/dev/null) || job=""
 owners=$(printf '%s\n' "$job" | sed -n 's/^ *UserId=[^ ]*(\([0-9]*\)) .*/\1/p' | sort -u)
 outs=$(printf '%s\n' "$job" | sed -n 's/^ *StdOut=//p')
+if [ -z "$owners" ]; then
+  say "scontrol show job $job_id gave no UserId (no answer within 20 s?): nothing appended"
+  remove_all
+  exit 0
+fi
 if [ "$owners" != "$uid" ]; then
-  say "scontrol's UserId ($(echo $owners)) is not slurmd's SLURM_JOB_UID $uid: nothing appended"
+  say "scontrol's UserId ($(printf '%s' "$owners" | tr '\n' ' ')) is not slurmd's SLURM_JOB_UID $uid: nothing appended"
   remove_all
   exit 0
 fi

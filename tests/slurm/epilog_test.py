@@ -32,9 +32,10 @@ SKIP = 77
 
 def epilog(watch, job="42", uid=str(NOBODY), gid=str(NOBODY), tmp="/"):
     env = {"SLURM_JOB_ID": job, "GPUDOCTOR_WATCH_DIR": watch,
-           # scontrol finds no configuration here: the Slurm part cannot
-           # answer, as on a node whose controller is down.
-           "SLURM_CONF": os.path.join(tmp, "absent-slurm.conf")}
+           # An empty slurm.conf: scontrol fails at once and the Slurm part
+           # cannot answer, as on a node whose controller is down. (A missing
+           # one makes scontrol look for the controller in DNS for a minute.)
+           "SLURM_CONF": os.path.join(tmp, "empty-slurm.conf")}
     if uid is not None:
         env["SLURM_JOB_UID"] = uid
     if gid is not None:
@@ -94,7 +95,7 @@ def test(tmp):
     f = summary(d, "42.0.0.txt")
     other = summary(d, "43.0.0.txt")
     err = epilog(d, tmp=tmp)
-    assert "is not slurmd's SLURM_JOB_UID 65534: nothing appended" in err, err
+    assert "scontrol show job 42 gave no UserId" in err and "nothing appended" in err, err
     assert not os.path.exists(f), "the ended job's summary is removed"
     assert os.path.exists(other), "another job's summary is not this job's to remove"
     print("4. scontrol without an answer: nothing appended; only this job's file removed")
@@ -117,6 +118,7 @@ def main():
             print(f"FAIL: {tool} missing; the Epilog needs it", file=sys.stderr)
             return 1
     tmp = tempfile.mkdtemp(prefix="gd-epilog-")
+    open(os.path.join(tmp, "empty-slurm.conf"), "w").close()
     try:
         test(tmp)
     except AssertionError as e:
