@@ -309,7 +309,7 @@ def test_watch_names_the_gpu_and_call_that_hung():
             stderr=subprocess.PIPE, text=True)
         try:
             expect(proc.stdout.readline().strip() == "ready", "the job did not start")
-            time.sleep(0.5)  # a good sample first, so the GPU's bus id is known
+            time.sleep(1)  # good samples first, so the GPU's bus id is known
             open(hang, "w").close()
             time.sleep(2.5)
             os.unlink(hang)

@@ -39,7 +39,7 @@ std::vector<int> pids(const std::vector<JobProcess>& ps) {
 }
 
 TEST(JobProcesses, DescendantsThroughEveryThread) {
-  TempDir tmp("procs");
+  testing_util::TempDir tmp("procs");
   std::string proc = tmp.path();
   process(proc, 10, "gpudoctor", 'S', {{10, "20 "}, {11, "99 "}});  // 99: the sampler thread's
   process(proc, 20, "torchrun", 'S', {{20, "30 "}, {21, "31 32"}});
