@@ -288,6 +288,25 @@ def test_watch_stops_what_the_job_leaves_behind():
     expect(p.returncode == 0 and "outlived" not in p.stderr, "a tidy job", p)
 
 
+def test_watch_passes_signals_to_the_job():
+    """SIGTERM to gpudoctor reaches the job's trap; the exit code is the
+    job's own, and a job that ends on it leaves nothing to stop."""
+    script = "trap 'echo got-term; exit 42' TERM; echo ready; while :; do sleep 0.05; done"
+    proc = subprocess.Popen([GD, "run", "--watch"] + probe_args() + ["--", "sh", "-c", script],
+                            env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        expect(proc.stdout.readline().strip() == "ready", "the job did not start")
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    expect(proc.returncode == 42 and "got-term" in out and "sh exited with 42" in err,
+           f"SIGTERM to run --watch reaches the job: exit {proc.returncode}, err {err!r}")
+
+
 def test_watch_names_the_gpu_and_call_that_hung():
     """NVML hangs in nvmlDeviceGetTemperature while the job runs (the fake's
     hang_when_file): the summary names the call and the GPU, not only a
