@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -70,18 +71,21 @@ bool read_stat(const std::string& proc, pid_t pid, JobProcess* p, char* state) {
 // The children of every thread of pid (a child belongs to the thread that
 // started it); none when the process is gone.
 std::vector<pid_t> process_children(const std::string& proc, pid_t pid) {
-  std::vector<pid_t> out;
+  std::vector<pid_t> tids;
   std::string task = proc + "/" + std::to_string(pid) + "/task";
   DIR* d = opendir(task.c_str());
-  if (d == nullptr) return out;
+  if (d == nullptr) return {};
   while (dirent* e = readdir(d)) {
     std::vector<pid_t> tid = parse_pids(e->d_name);
-    if (tid.size() != 1) continue;
-    if (auto c = thread_children(proc, pid, tid[0]); c.ok()) {
-      out.insert(out.end(), c->begin(), c->end());
-    }
+    if (tid.size() == 1) tids.push_back(tid[0]);
   }
   closedir(d);
+  std::sort(tids.begin(), tids.end());  // the main thread first, as /proc lists them
+  std::vector<pid_t> out;
+  for (pid_t tid : tids) {
+    if (auto c = thread_children(proc, pid, tid); c.ok())
+      out.insert(out.end(), c->begin(), c->end());
+  }
   return out;
 }
 
