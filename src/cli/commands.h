@@ -53,8 +53,9 @@ void add_config_option(CLI::App* app, std::string* path);
 // --from SNAPSHOT: `what` starts the help ("Analyse", "Map", ...).
 void add_from_option(CLI::App* app, std::string* path, const std::string& what);
 void add_log_window_option(CLI::App* app, std::string* window);
-// Writes `text` to `path` (created or truncated). Error: the reason
-// (strerror), for the caller to frame with its flag and the path.
+// Writes `text` to `path` (created or truncated). A symbolic link there is
+// refused, never followed. Error: the reason (strerror, or "is a symbolic
+// link; ..."), for the caller to frame with its flag and the path.
 Result<Done> write_text_file(const std::string& path, const std::string& text);
 // --diag-helper PATH|none: the gpudoctor-diag a re-probe runs before a GPU
 // or node is called healthy again (diag/reprobe.h).

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -115,12 +117,35 @@ void add_log_window_option(CLI::App* app, std::string* window) {
 }
 
 Result<Done> write_text_file(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) return Error{std::strerror(errno)};
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) return Error{std::strerror(err != 0 ? err : EIO)};
+  // O_NOFOLLOW: a symbolic link planted where a report goes (a shared
+  // directory such as the Slurm Epilog's) is refused, never written
+  // through. O_NONBLOCK: a FIFO with no reader fails the open instead of
+  // blocking it; a FIFO, /dev/null or a terminal is then written as usual.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    int err = errno;
+    struct stat st {};
+    if (err == ELOOP && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return Error{"is a symbolic link; not followed (give the file's own path)"};
+    }
+    return Error{std::strerror(err)};
+  }
+  struct stat st {};
+  int flags = ::fcntl(fd, F_GETFL);
+  bool ok = ::fstat(fd, &st) == 0 && flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 &&
+            (!S_ISREG(st.st_mode) || ::ftruncate(fd, 0) == 0);
+  for (size_t done = 0; ok && done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<size_t>(n);
+  }
+  int err = ok ? 0 : (errno != 0 ? errno : EIO);
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) return Error{std::strerror(err)};
   return Done{};
 }
 

@@ -202,8 +202,8 @@ void setup_run(CLI::App* app, RunArgs* args) {
                   "to append to the job's output (deploy/slurm/gpudoctor-epilog.sh)")
       ->option_text("FILE");
   app->add_flag("--stop-on-fatal", args->stop_on_fatal,
-                "With --watch: at a fatal event (Xid 79, 48, 95, a GPU lost, ...) send the "
-                "command's process group SIGTERM, then SIGKILL 10 s later");
+                "With --watch: at a fatal event (Xid 79, 48, 95, a GPU lost, ...) send every "
+                "process of the command SIGTERM, then SIGKILL 10 s later");
   add_config_option(app, &args->config);
   add_selection_options(app, &args->only, &args->skip);
   add_probe_options(app, &args->probe);

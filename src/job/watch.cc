@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "catalog/sxid.h"
@@ -44,11 +45,52 @@ std::string delta_text(const std::optional<long long>& d) {
   return d ? fmt::format("{:+d}", *d) : std::string("n/a");
 }
 
+// Lines of the summary that list things one by one; the JSON has them all.
+constexpr size_t kMaxFailureLines = 5;
+constexpr size_t kMaxProcessLines = 10;
+
 std::string event_label(const KernelEvent& e) {
   if (e.kind == "xid") return fmt::format("Xid {}", e.code);
   if (e.kind == "sxid") return fmt::format("SXid {}", e.code);
   if (e.kind == "aer") return "AER " + e.type;
   return e.kind + (e.type.empty() ? "" : " " + e.type);
+}
+
+// What became of the job's other processes (JobEnd::others).
+void append_other_processes(const JobEnd& end, std::vector<std::string>* out) {
+  if (!end.others_error.empty()) {
+    out->push_back("  the job's other processes could not be listed (" + end.others_error +
+                   "): only its process group was signalled");
+  }
+  if (end.others.empty()) return;
+  size_t n = end.others.size();
+  const char* es = n == 1 ? "" : "es";
+  out->push_back(
+      end.stopped_by_us
+          ? fmt::format("  --stop-on-fatal: SIGTERM to {} other process{} of the job, SIGKILL {} "
+                        "s later to those still running:",
+                        n, es, kJobKillGraceS)
+          : fmt::format("  {} process{} of the job outlived {}: SIGTERM to each, SIGKILL {} s "
+                        "later to those still running:",
+                        n, es, end.command, kJobKillGraceS));
+  size_t alive = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const JobOtherProcess& p = end.others[i];
+    if (p.alive) ++alive;
+    if (i >= kMaxProcessLines) continue;
+    std::string fate = p.alive     ? "still running after SIGKILL (stuck in the kernel?)"
+                       : p.sigkill ? "killed by SIGKILL"
+                                   : "ended after SIGTERM";
+    out->push_back(fmt::format("    pid {} ({}){}: {}", p.pid, p.name,
+                               p.outlived && end.stopped_by_us ? ", outlived " + end.command : "",
+                               fate));
+  }
+  if (n > kMaxProcessLines) {
+    out->push_back(fmt::format("    and {} more (--json-report lists them)", n - kMaxProcessLines));
+  }
+  out->push_back(alive == 0 ? std::string("  no process of the job is left")
+                            : fmt::format("  {} process{} of the job still running", alive,
+                                          alive == 1 ? "" : "es"));
 }
 
 }  // namespace
@@ -66,10 +108,12 @@ WatchGpu& JobWatch::gpu_for(const NvmlGpu& g) {
   return w;
 }
 
-void JobWatch::on_sample(const NvmlInfo& sample, bool ok, int64_t now_ms) {
+void JobWatch::on_sample(const NvmlInfo& sample, bool ok, int64_t now_ms,
+                         const SampleFailure& failure) {
   ++samples_;
   if (!ok) {
     ++failed_samples_;
+    on_failure(failure, now_ms);
     return;
   }
   double interval_s = last_good_ms_ == 0 ? 0 : static_cast<double>(now_ms - last_good_ms_) / 1000;
@@ -113,6 +157,69 @@ void JobWatch::on_sample(const NvmlInfo& sample, bool ok, int64_t now_ms) {
     track(h.remapped_rows_correctable, &w.rows_correctable_first, &w.rows_correctable_last);
     track(h.remapped_rows_uncorrectable, &w.rows_uncorrectable_first, &w.rows_uncorrectable_last);
   }
+}
+
+void JobWatch::on_failure(const SampleFailure& f, int64_t now_ms) {
+  WatchFailure k;
+  // The sampler's call line: "nvmlDeviceGetTemperature (GPU 3)", or the
+  // bare function for a call that is not per GPU (nvmlInit_v2).
+  k.call = f.call;
+  if (size_t at = f.call.find(" (GPU "); at != std::string::npos) {
+    k.call = f.call.substr(0, at);
+    const char* digits = f.call.data() + at + 6;
+    int index = -1;
+    if (std::from_chars(digits, f.call.data() + f.call.size(), index).ec == std::errc{}) {
+      k.gpu_index = index;
+    }
+  }
+  if (f.hung) {
+    k.kind = "hung";
+  } else if (f.error.starts_with("crashed: ")) {
+    k.kind = "crashed";
+    k.detail = f.error.substr(9, f.error.find(' ', 9) - 9);  // the signal
+  } else {
+    k.kind = "failed";
+    k.detail = f.error.empty() ? "no reason given" : f.error;
+  }
+  for (WatchFailure& w : failures_) {
+    if (w.kind == k.kind && w.call == k.call && w.gpu_index == k.gpu_index &&
+        w.detail == k.detail) {
+      ++w.samples;
+      w.last_ms = now_ms;
+      return;
+    }
+  }
+  k.samples = 1;
+  k.first_ms = k.last_ms = now_ms;
+  failures_.push_back(std::move(k));
+}
+
+std::vector<WatchFailure> JobWatch::failures() const {
+  std::vector<WatchFailure> out = failures_;
+  std::stable_sort(out.begin(), out.end(), [](const WatchFailure& a, const WatchFailure& b) {
+    return a.samples > b.samples;
+  });
+  return out;
+}
+
+std::string JobWatch::gpu_name_for_index(int index) const {
+  for (const WatchGpu& g : gpus_) {
+    if (g.index == index && !g.bus_id.empty()) return g.bus_id;
+  }
+  return fmt::format("NVML GPU {}", index);
+}
+
+std::string watch_failure_text(const JobWatch& w, const WatchFailure& f) {
+  std::string where = f.call;
+  if (f.gpu_index >= 0) where += " on " + w.gpu_name_for_index(f.gpu_index);
+  if (f.kind == "hung") {
+    return where.empty() ? std::string("the NVML sampler hung before its first NVML call")
+                         : "NVML hung in " + where;
+  }
+  if (f.kind == "crashed") {
+    return fmt::format("NVML crashed ({}){}", f.detail, where.empty() ? "" : " in " + where);
+  }
+  return "NVML sample failed: " + f.detail;
 }
 
 void JobWatch::on_event(const KernelEvent& e, int64_t now_ms) {
@@ -172,8 +279,8 @@ std::vector<std::string> watch_fatal_lines(const WatchFatal& f, const std::strin
   for (const std::string& r : f.remedy) out.push_back("  " + r);
   out.push_back(stopping
                     ? fmt::format("stopping {} (--stop-on-fatal): SIGTERM to its process "
-                                  "group, SIGKILL 10 s later",
-                                  command)
+                                  "group and every process it started, SIGKILL {} s later",
+                                  command, kJobKillGraceS)
                     : fmt::format("{} keeps running (--stop-on-fatal would stop it)", command));
   return out;
 }
@@ -220,6 +327,16 @@ std::vector<std::string> watch_summary_lines(const JobWatch& w, const JobEnd& en
     }
     out.push_back(line);
   }
+  std::vector<WatchFailure> failures = w.failures();
+  for (size_t i = 0; i < failures.size() && i < kMaxFailureLines; ++i) {
+    const WatchFailure& f = failures[i];
+    out.push_back(fmt::format("  {} ({} sample{})", watch_failure_text(w, f), f.samples,
+                              f.samples == 1 ? "" : "s"));
+  }
+  if (failures.size() > kMaxFailureLines) {
+    out.push_back(fmt::format("  and {} more kinds of failed sample (--json-report lists them)",
+                              failures.size() - kMaxFailureLines));
+  }
   if (w.events().empty()) {
     out.push_back("  kernel log: no Xid, SXid or AER event during the job");
   }
@@ -233,6 +350,7 @@ std::vector<std::string> watch_summary_lines(const JobWatch& w, const JobEnd& en
       std::any_of(w.gpus().begin(), w.gpus().end(), [](const WatchGpu& g) { return g.lost; });
   out.push_back(lost ? "  a GPU was lost during the job" : "  no GPU was lost");
   if (w.fatal()) out.push_back("  diagnosis: " + w.fatal()->what);
+  append_other_processes(end, &out);
   return out;
 }
 
@@ -284,13 +402,35 @@ std::string watch_json(const JobWatch& w, const JobEnd* end, const std::string& 
              {"what", w.fatal()->what},
              {"remedy", w.fatal()->remedy}};
   }
+  json failures = json::array();
+  for (const WatchFailure& f : w.failures()) {
+    failures.push_back(
+        {{"what", watch_failure_text(w, f)},
+         {"kind", f.kind},
+         {"call", f.call},
+         {"gpu", f.gpu_index >= 0 ? json(w.gpu_name_for_index(f.gpu_index)) : json(nullptr)},
+         {"samples", f.samples},
+         {"first_at", utc_datetime_text(f.first_ms / 1000)},
+         {"last_at", utc_datetime_text(f.last_ms / 1000)}});
+  }
   json ended = nullptr;
   if (end != nullptr) {
+    json others = json::array();
+    for (const JobOtherProcess& p : end->others) {
+      others.push_back({{"pid", p.pid},
+                        {"name", p.name},
+                        {"outlived_main", p.outlived},
+                        {"sigkill", p.sigkill},
+                        {"still_running", p.alive}});
+    }
     ended = {{"at", utc_datetime_text(end->ended_ms / 1000)},
              {"duration_s", static_cast<double>(end->ended_ms - w.started_ms()) / 1000},
              {"exit_code", end->exited ? json(end->exit_code) : json(nullptr)},
              {"signal", end->exited ? json(nullptr) : json(signal_name(end->signal))},
-             {"stopped_on_fatal", end->stopped_by_us}};
+             {"stopped_on_fatal", end->stopped_by_us},
+             {"other_processes", others},
+             {"other_processes_error",
+              end->others_error.empty() ? json(nullptr) : json(end->others_error)}};
   }
   json doc = {{"schema", "gpudoctor.watch/v1"},
               {"command", command},
@@ -298,6 +438,7 @@ std::string watch_json(const JobWatch& w, const JobEnd* end, const std::string& 
               {"ended", ended},
               {"samples", w.samples()},
               {"failed_samples", w.failed_samples()},
+              {"sample_failures", failures},
               {"gpus", gpus},
               {"gpu_lost", std::any_of(w.gpus().begin(), w.gpus().end(),
                                        [](const WatchGpu& g) { return g.lost; })},

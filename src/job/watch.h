@@ -45,6 +45,25 @@ struct WatchEvent {
   bool fatal = false;
 };
 
+// Why a sample failed, as the sampler said it (probe/sampler.h).
+struct SampleFailure {
+  std::string error;  // "timeout after 2.0 s in nvmlDeviceGetTemperature (GPU 3)", ...
+  std::string call;   // the NVML call in progress: "nvmlDeviceGetTemperature (GPU 3)"; "" none
+  bool hung = false;  // killed at the deadline
+};
+
+// Failed samples of one kind: the same way, in the same call, on the same
+// GPU.
+struct WatchFailure {
+  std::string kind;    // "hung", "crashed" or "failed"
+  std::string call;    // the NVML function ("nvmlDeviceGetTemperature"); "" none
+  int gpu_index = -1;  // NVML's index of the GPU it was called for; -1 none
+  std::string detail;  // the signal when crashed, the sampler's words when failed
+  uint64_t samples = 0;
+  int64_t first_ms = 0;
+  int64_t last_ms = 0;
+};
+
 // The first event that ends the GPU's usefulness to the job.
 struct WatchFatal {
   int64_t at_ms = 0;
@@ -57,9 +76,10 @@ class JobWatch {
  public:
   explicit JobWatch(int64_t started_ms) : started_ms_(started_ms) {}
 
-  // One NVML sample (ok or not) at now_ms. The time since the previous good
-  // sample is what a throttle reason in this one counts for.
-  void on_sample(const NvmlInfo& sample, bool ok, int64_t now_ms);
+  // One NVML sample (ok or not, and why not) at now_ms. The time since the
+  // previous good sample is what a throttle reason in this one counts for.
+  void on_sample(const NvmlInfo& sample, bool ok, int64_t now_ms,
+                 const SampleFailure& failure = {});
   // One kernel-log event the follower decoded during the job.
   void on_event(const KernelEvent& e, int64_t now_ms);
   // The first fatal event, once: set when it was first seen and not yet
@@ -71,10 +91,16 @@ class JobWatch {
   const std::optional<WatchFatal>& fatal() const { return fatal_; }
   uint64_t samples() const { return samples_; }
   uint64_t failed_samples() const { return failed_samples_; }
+  // The failed samples by kind, call and GPU, most frequent first.
+  std::vector<WatchFailure> failures() const;
+  // The PCI bus id of NVML's GPU `index` as the samples named it;
+  // "NVML GPU 3" when no good sample did.
+  std::string gpu_name_for_index(int index) const;
   int64_t started_ms() const { return started_ms_; }
 
  private:
   WatchGpu& gpu_for(const NvmlGpu& g);
+  void on_failure(const SampleFailure& f, int64_t now_ms);
   void set_fatal(int64_t at_ms, const std::string& gpu, const std::string& what,
                  std::vector<std::string> remedy);
 
@@ -84,8 +110,24 @@ class JobWatch {
   uint64_t failed_samples_ = 0;
   std::vector<WatchGpu> gpus_;
   std::vector<WatchEvent> events_;
+  std::vector<WatchFailure> failures_;
   std::optional<WatchFatal> fatal_;
   bool fatal_taken_ = false;
+};
+
+// After SIGTERM, how long the job's processes have to end before SIGKILL
+// (--stop-on-fatal, and those that outlive the main process).
+inline constexpr int kJobKillGraceS = 10;
+
+// A process of the job other than its main one, signalled because it was
+// still running when the main process ended or when --stop-on-fatal stopped
+// the job, and what became of it.
+struct JobOtherProcess {
+  int pid = 0;
+  std::string name;
+  bool outlived = false;  // still running when the main process ended
+  bool sigkill = false;   // still running at the SIGKILL, and sent it
+  bool alive = false;     // still running after the SIGKILL and the wait for it
 };
 
 // How the job ended, for the summary.
@@ -94,13 +136,18 @@ struct JobEnd {
   int64_t ended_ms = 0;
   bool exited = false;
   int exit_code = 0;
-  int signal = 0;              // the signal that ended it, when it did not exit
-  bool stopped_by_us = false;  // --stop-on-fatal signalled it
+  int signal = 0;                       // the signal that ended it, when it did not exit
+  bool stopped_by_us = false;           // --stop-on-fatal signalled it
+  std::vector<JobOtherProcess> others;  // in the order they were found
+  std::string others_error;  // why the job's processes could not be listed; "" when they could
 };
 
 // The per-job summary, for people: one line per GPU, the events, the fatal
 // one. Lines without a trailing newline.
 std::vector<std::string> watch_summary_lines(const JobWatch& w, const JobEnd& end);
+// One kind of failed sample, for people: "NVML hung in
+// nvmlDeviceGetTemperature on 0000:41:00.0".
+std::string watch_failure_text(const JobWatch& w, const WatchFailure& f);
 // The diagnosis written the moment a fatal event is seen.
 std::vector<std::string> watch_fatal_lines(const WatchFatal& f, const std::string& command,
                                            bool stopping);

@@ -252,6 +252,8 @@ SampleResult NvmlSampler::sample() {
   res.duration_ms = ms_between(start, Clock::now());
 
   if (timed_out) {
+    res.timed_out = true;
+    res.call = parsed.last_call;
     cr.timed_out = true;
     cr.duration_ms = res.duration_ms;
     cr.reaped = kill_child() != "stuck";
@@ -269,6 +271,7 @@ SampleResult NvmlSampler::sample() {
       kill_child();
     }
     cr.err_tail = err_tail_;
+    res.call = parsed.last_call;
     parsed.error = "no answer";
     return fail(child_failure(cr, parsed));
   }

@@ -38,6 +38,9 @@ struct SampleResult {
   double duration_ms = 0;  // request to answer (or to the kill)
   std::string error;       // why not ok: "timeout after 2.0 s in nvmlDeviceGetTemperature (GPU 3)",
                            // "crashed: SIGSEGV in ...", "nvmlInit_v2 returned ...", ...
+  bool timed_out = false;  // not ok because the child hung past the deadline
+  std::string call;        // the NVML call in progress when it hung or crashed:
+                           // "nvmlDeviceGetTemperature (GPU 3)"; "" when none was
 };
 
 // Why an NVML answer is no sample ("" when it is one): the library did not

@@ -178,7 +178,13 @@ def test_watch_a_gpu_that_overheats_then_falls_off_the_bus():
         with open(scenario, "w") as f:
             json.dump(sc, f)
         report = os.path.join(tmp, "watch.json")
-        script = ("trap 'echo got-term; exit 42' TERM; echo ready; "
+        # A grandchild in a session of its own that ignores SIGTERM: the
+        # main process exits at SIGTERM, the grandchild only at SIGKILL 10 s
+        # later, and never outlives gpudoctor.
+        gpid_file = os.path.join(tmp, "grandchild.pid")
+        script = (f"setsid sh -c 'trap \"\" TERM; echo $$ > {gpid_file}; exec sleep 1000' & "
+                  f"while [ ! -s {gpid_file} ]; do sleep 0.01; done; "
+                  "trap 'echo got-term; exit 42' TERM; echo ready; "
                   "while :; do sleep 0.05; done")
         proc = subprocess.Popen(
             [GD, "run", "--watch", "--watch-interval", "0.2", "--stop-on-fatal",
@@ -193,16 +199,24 @@ def test_watch_a_gpu_that_overheats_then_falls_off_the_bus():
                 f.write("4,99990,86000000000,-;NVRM: Xid (PCI:0000:61:00): 79, pid='<unknown>', "
                         "name=<unknown>, GPU has fallen off the bus.\n")
             open(lost, "w").close()
-            out, err = proc.communicate(timeout=30)
+            with open(gpid_file) as f:
+                gpid = int(f.read())
+            out, err = proc.communicate(timeout=40)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
         expect(proc.returncode == 42 and "got-term" in out,
                f"--stop-on-fatal must SIGTERM the job: exit {proc.returncode}, err {err!r}")
+        expect(not pid_alive(gpid), f"the grandchild {gpid} that ignores SIGTERM outlived "
+               f"gpudoctor: {err!r}")
+        expect(f"pid {gpid} (sleep), outlived sh: killed by SIGKILL" in err
+               and "no process of the job is left" in err,
+               f"the summary names the grandchild and its SIGKILL: {err!r}")
         expect("FATAL at " in err and "0000:61:00.0" in err.split("FATAL at ", 1)[1].split("\n")[0],
                f"the diagnosis names the GPU: {err!r}")
-        expect("stopping sh (--stop-on-fatal): SIGTERM to its process group" in err,
+        expect("stopping sh (--stop-on-fatal): SIGTERM to its process group and every process "
+               "it started, SIGKILL 10 s later" in err,
                f"says it stops the job: {err!r}")
         expect("GPU 0000:61:00.0: LOST at " in err and "peak 93 °C" in err
                and "throttled " in err and "HW slowdown" in err, f"the GPU's line: {err!r}")
@@ -215,12 +229,151 @@ def test_watch_a_gpu_that_overheats_then_falls_off_the_bus():
                and bad["throttled_s"] > 0 and bad["throttled_by_reason_s"]["HW slowdown"] > 0
                and doc["fatal"]["gpu"] == "0000:61:00.0" and doc["ended"]["stopped_on_fatal"]
                and doc["ended"]["exit_code"] == 42, f"the watch report: {doc}")
+        left = [p for p in doc["ended"]["other_processes"] if p["pid"] == gpid]
+        expect(left and left[0]["sigkill"] and left[0]["outlived_main"]
+               and not left[0]["still_running"], f"the grandchild in the report: {doc['ended']}")
         xids = [e for e in doc["events"] if e["kind"] == "xid" and e["code"] == 79]
         expect(len(xids) == 1 and xids[0]["fatal"] and xids[0]["gpu"] == "0000:61:00.0",
                f"Xid 79 in the report: {doc['events']}")
         others = [g for g in doc["gpus"] if g["bus_id"] != "0000:61:00.0"]
         expect(all(not g["lost"] and g["peak_temperature_c"] < 50 for g in others),
                f"the other GPUs stayed cool: {others}")
+
+
+def pid_alive(pid):
+    """True while pid runs or is an unreaped zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_watch_stops_what_the_job_leaves_behind():
+    """A job that starts two background processes (one in a session of its
+    own, as a daemon makes itself) and exits: the exit code stays the job's,
+    both are stopped with SIGTERM at once (no 10 s wait for processes that
+    end on it), reaped, and named in the summary."""
+    with tempfile.TemporaryDirectory() as tmp:
+        p1, p2 = os.path.join(tmp, "bg.pid"), os.path.join(tmp, "daemon.pid")
+        report = os.path.join(tmp, "watch.json")
+        script = (f"sleep 1000 & echo $! > {p1}; "
+                  f"setsid sh -c 'echo $$ > {p2}; exec sleep 1000' & "
+                  f"while [ ! -s {p2} ]; do sleep 0.01; done; exit 3")
+        t0 = time.monotonic()
+        p = run_cmd(["sh", "-c", script], opts=["--watch", "--json-report", report])
+        took = time.monotonic() - t0
+        with open(p1) as f:
+            bg = int(f.read())
+        with open(p2) as f:
+            daemon = int(f.read())
+        expect(p.returncode == 3, "the exit code is the main process's", p)
+        expect(not pid_alive(bg) and not pid_alive(daemon),
+               f"no process of the job is left: {bg} {pid_alive(bg)}, {daemon} "
+               f"{pid_alive(daemon)}", p)
+        expect("2 processes of the job outlived sh: SIGTERM to each" in p.stderr
+               and f"pid {bg} (sleep): ended after SIGTERM" in p.stderr
+               and f"pid {daemon} (sleep): ended after SIGTERM" in p.stderr
+               and "no process of the job is left" in p.stderr, "the summary names them", p)
+        expect(took < 8, f"processes that end on SIGTERM are not waited 10 s for: {took:.1f} s",
+               p)
+        with open(report) as f:
+            ended = json.load(f)["ended"]
+        expect(ended["exit_code"] == 3 and sorted(x["pid"] for x in ended["other_processes"])
+               == sorted([bg, daemon]) and all(x["outlived_main"] and not x["sigkill"]
+                                               for x in ended["other_processes"]),
+               f"the report: {ended}")
+    # A job that leaves nothing behind says nothing about it.
+    p = run_cmd(["sh", "-c", "sleep 0.1 & wait; exit 0"], opts=["--watch"])
+    expect(p.returncode == 0 and "outlived" not in p.stderr, "a tidy job", p)
+
+
+def test_watch_passes_signals_to_the_job():
+    """SIGTERM to gpudoctor reaches the job's trap; the exit code is the
+    job's own, and a job that ends on it leaves nothing to stop."""
+    script = "trap 'echo got-term; exit 42' TERM; echo ready; while :; do sleep 0.05; done"
+    proc = subprocess.Popen([GD, "run", "--watch"] + probe_args() + ["--", "sh", "-c", script],
+                            env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        expect(proc.stdout.readline().strip() == "ready", "the job did not start")
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    expect(proc.returncode == 42 and "got-term" in out and "sh exited with 42" in err,
+           f"SIGTERM to run --watch reaches the job: exit {proc.returncode}, err {err!r}")
+
+
+def test_watch_names_the_gpu_and_call_that_hung():
+    """NVML hangs in nvmlDeviceGetTemperature while the job runs (the fake's
+    hang_when_file): the summary names the call and the GPU, not only a
+    count of failed samples."""
+    with tempfile.TemporaryDirectory() as tmp:
+        hang, done = os.path.join(tmp, "hang"), os.path.join(tmp, "done")
+        with open(os.path.join(FAKE_SCENARIOS, "ws-4x4090.json")) as f:
+            sc = json.load(f)
+        sc["hang_when_file"] = {"nvmlDeviceGetTemperature": hang}
+        scenario = os.path.join(tmp, "scenario.json")
+        with open(scenario, "w") as f:
+            json.dump(sc, f)
+        report = os.path.join(tmp, "watch.json")
+        script = f"echo ready; while [ ! -e {done} ]; do sleep 0.05; done"
+        proc = subprocess.Popen(
+            [GD, "run", "--watch", "--watch-interval", "0.2", "--deadline", "1",
+             "--json-report", report] + probe_args() + ["--", "sh", "-c", script],
+            env=base_env(GPUDOCTOR_FAKE_SCENARIO=scenario), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            expect(proc.stdout.readline().strip() == "ready", "the job did not start")
+            time.sleep(1)  # good samples first, so the GPU's bus id is known
+            open(hang, "w").close()
+            time.sleep(2.5)
+            os.unlink(hang)
+            time.sleep(0.5)
+            open(done, "w").close()
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        expect(proc.returncode == 0, f"the job's exit code: {proc.returncode}, {err!r}")
+        with open(report) as f:
+            doc = json.load(f)
+        fails = doc["sample_failures"]
+        expect(len(fails) == 1 and fails[0]["kind"] == "hung"
+               and fails[0]["call"] == "nvmlDeviceGetTemperature"
+               and fails[0]["gpu"] in [f"0000:{b}:00.0" for b in U]
+               and fails[0]["samples"] == doc["failed_samples"] >= 1,
+               f"the report's sample failures: {fails}")
+        line = (f"NVML hung in nvmlDeviceGetTemperature on {fails[0]['gpu']} "
+                f"({fails[0]['samples']} sample")
+        expect(line in err, f"the summary names the call and the GPU ({line}): {err!r}")
+
+
+def test_report_files_are_not_written_through_a_symlink():
+    with tempfile.TemporaryDirectory() as tmp:
+        victim = os.path.join(tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        for flag in ("--summary-file", "--json-report"):
+            link = os.path.join(tmp, flag.strip("-") + ".link")
+            os.symlink(victim, link)
+            p = run_cmd(["sh", "-c", "exit 4"], opts=["--watch", flag, link])
+            expect(p.returncode == 4, f"{flag}: the exit code stays the job's", p)
+            expect(f"gpudoctor: run --watch: {flag} {link}: is a symbolic link; not followed"
+                   in p.stderr, f"{flag}: one line says why", p)
+            expect(os.path.islink(link), f"{flag}: the link stays a link", p)
+        link = os.path.join(tmp, "report.link")
+        os.symlink(victim, link)
+        p = run_cmd(["true"], opts=["--json-report", link])
+        expect(p.returncode == EXIT_REPORT_FILE
+               and f"gpudoctor: run: --json-report {link}: is a symbolic link; not followed"
+               in p.stderr, "run without --watch refuses it too (73)", p)
+        with open(victim) as f:
+            expect(f.read() == "precious\n", "the link's target is untouched")
 
 
 def test_command_not_found_and_not_executable():
