@@ -49,9 +49,10 @@ std::vector<Finding> check_kernel_log(const Snapshot& s, const Config&) {
   bool fallback = !k.source.empty();
   Finding f = make_finding(
       kId, Severity::kInfo,
-      fallback
-          ? "The kernel log could not be read from its first source; read " + k.source + " instead."
-          : "The kernel log cannot be read: Xid, GPU-lost and PCIe error checks are blind.");
+      fallback ? "The kernel log could not be read from its first source; read " + k.source +
+                     " instead" +
+                     (skipped != nullptr ? ", only in part: over-long lines were skipped." : ".")
+               : "The kernel log cannot be read: Xid, GPU-lost and PCIe error checks are blind.");
   f.evidence.push_back(k.unreadable);
   if (k.unfolded > 0) f.evidence.push_back(unfolded_text(k));
   if (skipped != nullptr) f.evidence.push_back(skipped->reason + ".");

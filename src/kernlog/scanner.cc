@@ -168,8 +168,8 @@ std::optional<FieldGap> skipped_lines_gap(uint64_t n) {
                   std::to_string(n) + (n == 1 ? " line" : " lines") +
                       " of 4 MiB or more (no kernel message is that long: a corrupted or "
                       "forged log) " +
-                      (n == 1 ? "was" : "were") +
-                      " skipped undecoded; the lines after them were read"};
+                      (n == 1 ? "was" : "were") + " skipped undecoded; the lines after " +
+                      (n == 1 ? "it" : "them") + " were read"};
 }
 
 KernelLogScanner::KernelLogScanner(int year) : impl_(std::make_unique<Impl>()) {
