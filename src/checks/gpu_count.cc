@@ -84,7 +84,7 @@ std::string first_of(const std::vector<std::string>& v) {
 // gpu.count-mismatch: NVML or CUDA lists more GPUs than the machine has: a
 // bus id listed twice, one the PCI bus does not show, a list longer than
 // the count the library itself gave. A live machine does not answer so; an
-// edited, corrupted or forged snapshot does (67,216 copies of four GPUs), and
+// edited, corrupted or forged snapshot does (four GPUs copied 16,804 times), and
 // its counts must not pass as "all usable". nullopt: the counts agree.
 std::optional<Finding> count_mismatch(const Snapshot& s, bool use_pci,
                                       const std::vector<std::string>& nvml_bdfs, const CudaRun* run,

@@ -33,8 +33,8 @@ struct ScanReference {
 // FieldGap of this field, which the kernel-log check and the logs output
 // report.
 inline constexpr const char* kKernelLogEventsField = "kernel_log.events";
-// nullopt when none was skipped.
-std::optional<FieldGap> skipped_lines_gap(uint64_t skipped_lines);
+// The gap for n skipped lines; nullopt when n is 0.
+std::optional<FieldGap> skipped_lines_gap(uint64_t n);
 
 class KernelLogScanner {
  public:
