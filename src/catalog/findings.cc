@@ -107,7 +107,6 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"cuda.init-hang",               "CUDA did not answer within the deadline",                    60, true},
       {"cuda.init-failed",             "CUDA cannot start",                                          61, true},
       {"gpu.missing",                  "fewer GPUs usable than the PCI bus shows",                   62, true},
-      {"gpu.count-mismatch",           "NVML or CUDA lists more GPUs than the machine has",          63, false},
       {"device-order.mismatch",        "CUDA's default GPU order differs from nvidia-smi's",         70, false},
       {"persistence-mode.off",         "persistence mode is off",                                    72, false},
       // A container host's latent fault: GPUs lost by running containers later, not now.

@@ -1,7 +1,8 @@
 // gpu.missing: the PCI bus shows more NVIDIA GPUs than NVML or CUDA can use.
 // Usually the symptom of a narrower cause (unbound driver, fallen-off GPU,
 // MIG without instances); the ranking marks it as following from that.
-// gpu.count-mismatch, the other way: NVML or CUDA lists more than there are.
+// The same id warns when the counts disagree the other way: NVML or CUDA
+// lists more GPUs than there are (a snapshot edited, cut or forged).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -81,7 +82,7 @@ std::string first_of(const std::vector<std::string>& v) {
   return fmt::format("{} and {} more", join(head, ", "), v.size() - kShown);
 }
 
-// gpu.count-mismatch: NVML or CUDA lists more GPUs than the machine has: a
+// The counts disagree the other way: NVML or CUDA lists more GPUs than the machine has: a
 // bus id listed twice, one the PCI bus does not show, a list longer than
 // the count the library itself gave. A live machine does not answer so; an
 // edited, corrupted or forged snapshot does (four GPUs copied 16,804 times), and
@@ -135,7 +136,7 @@ std::optional<Finding> count_mismatch(const Snapshot& s, bool use_pci,
   // A list cut at the snapshot's cap (snapshot_json.cc) held more than it shows.
   const bool cut = field_gap(s, nvml_more ? "nvml.gpus" : "cuda.runs.devices") != nullptr;
   Finding f = make_finding(
-      "gpu.count-mismatch", Severity::kWarn,
+      kId, Severity::kWarn,
       fmt::format("{} lists more GPUs than the machine has: {}{} against {} on {}",
                   nvml_more ? "NVML" : "CUDA", cut ? "over " : "",
                   nvml_more ? nvml_bdfs.size() : cuda_bdfs.size(), machine_gpus, machine_from));
@@ -213,7 +214,8 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     ev.push_back("CUDA: " + describe_run(*u) + " (not counted: CUDA did not start)");
   }
 
-  // The counts that disagree upward are a finding of their own, beside gpu.missing's.
+  // Counts that disagree upward: a warning of this id when nothing is missing,
+  // more evidence for its failure when something is.
   // From NVML's own list (no PCI bus to compare with): its distinct bus ids.
   const size_t machine_gpus =
       expected_from == "NVML"
@@ -223,10 +225,6 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
       machine_gpus == 0 ? std::nullopt
                         : count_mismatch(s, use_pci && expected_from == "the PCI bus", nvml_bdfs,
                                          run, cuda_bdfs, machine_gpus, expected_from);
-  auto with_mismatch = [&](std::vector<Finding> out) {
-    if (mismatch) out.push_back(std::move(*mismatch));
-    return out;
-  };
 
   if (expected.empty()) return not_applicable(kId, "no NVIDIA GPU is known on this machine");
   if (!nvml && run == nullptr) {
@@ -284,7 +282,12 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
             run != nullptr ? fmt::format(", CUDA sees {}", run->device_count) : std::string()));
     f.evidence = ev;
     for (auto& x : counts) add_comparison(&f, std::move(x));
-    return with_mismatch({f});
+    if (mismatch) {
+      Finding w = std::move(*mismatch);
+      w.evidence.insert(w.evidence.begin(), f.evidence.begin(), f.evidence.end());
+      return {w};
+    }
+    return {f};
   }
   Finding f =
       make_finding(kId, Severity::kFail,
@@ -300,7 +303,10 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
       fmt::format("lspci -nnk -s {}   # which driver holds the GPU", missing[0].substr(5)),
       "sudo dmesg | grep -iE 'NVRM|Xid'   # the kernel's messages about the missing GPUs",
   };
-  return with_mismatch({f});
+  if (mismatch) {
+    f.evidence.insert(f.evidence.end(), mismatch->evidence.begin(), mismatch->evidence.end());
+  }
+  return {f};
 }
 
 }  // namespace gd

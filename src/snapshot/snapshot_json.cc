@@ -210,7 +210,7 @@ namespace {
 // 77 MB and 1.4 s with these bounds (tests/reliability/hostile_inputs.py). A node has at most a few
 // dozen GPUs (16 on the largest boards, 4 on a GB200 tray), so 1024 is
 // generous; the rest of such a list is dropped as it is read, and the
-// gpu-count check says the counts disagree (gpu.count-mismatch).
+// gpu-count check says the counts disagree (a gpu.missing warning).
 constexpr size_t kMaxSnapshotGpus = 1024;
 // Values of any kind: a 1024-GPU snapshot holds about 250,000. More is no
 // snapshot of one node, and refused before it costs more memory.

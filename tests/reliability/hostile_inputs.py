@@ -151,7 +151,7 @@ def test_snapshot_of_67216_gpus(tmp):
     """A real snapshot whose nvml.gpus is its four GPUs copied to fill the
     64 MiB cap (79,192 GPUs here, 67,216 in the issue; CUDA and the PCI bus
     still see 4). It was "Verdict: OK" at 749 MB peak RSS (11x the file) and
-    41 s; now a gpu.count-mismatch warning, and the GPUs past 1024 are
+    41 s; now a gpu.missing warning, and the GPUs past 1024 are
     dropped while the file is parsed: 77 MB, 1.4 s (docs/check.md)."""
     with open(GD, "rb") as f:
         sanitized = b"__asan_init" in f.read()
@@ -176,7 +176,7 @@ def test_snapshot_of_67216_gpus(tmp):
     report = json.loads(out)
     assert report["verdict"] != "ok", report["verdict"]
     by_id = {f["id"]: f for f in report["findings"]}
-    mismatch = by_id.get("gpu.count-mismatch")
+    mismatch = by_id.get("gpu.missing")
     assert mismatch and mismatch["severity"] == "warn", mismatch
     assert "NVML lists more GPUs than the machine has" in mismatch["summary"], mismatch
     evidence = " | ".join(mismatch["evidence"])
@@ -188,7 +188,7 @@ def test_snapshot_of_67216_gpus(tmp):
         assert rss < 2 * size_kib, f"peak RSS {rss} KiB for a {size_kib} KiB snapshot"
     # The text report says it in its verdict line too.
     rc, out, err, _ = gd_rss_out(["check", "--from", path])
-    assert rc == 1 and "gpu.count-mismatch" in out, (rc, out[-600:], err[-300:])
+    assert rc == 1 and "WARN  gpu.missing" in out, (rc, out[-600:], err[-300:])
 
 
 def gd_rss_out(args):
