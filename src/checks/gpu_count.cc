@@ -1,9 +1,14 @@
 // gpu.missing: the PCI bus shows more NVIDIA GPUs than NVML or CUDA can use.
 // Usually the symptom of a narrower cause (unbound driver, fallen-off GPU,
 // MIG without instances); the ranking marks it as following from that.
+// The same id warns when the counts disagree the other way: NVML or CUDA
+// lists more GPUs than there are (a snapshot edited, cut or forged).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "catalog/cuda_errors.h"
@@ -11,6 +16,7 @@
 #include "checks/compare.h"
 #include "checks/util.h"
 #include "facts/cuda_visible.h"
+#include "facts/query.h"
 #include "facts/runtime.h"
 #include "util/text.h"
 
@@ -40,6 +46,107 @@ const CudaRun* counting_run(const Snapshot& s) {
     return u;
   }
   return nullptr;
+}
+
+// Bus ids listed more than once, with how often: "0000:01:00.0 (256 times)".
+std::vector<std::string> repeated(const std::vector<std::string>& bdfs) {
+  std::unordered_map<std::string, size_t> seen;
+  std::vector<std::string> order;
+  for (const auto& b : bdfs) {
+    if (!b.empty() && seen[b]++ == 0) order.push_back(b);
+  }
+  std::vector<std::string> out;
+  for (const auto& b : order) {
+    if (seen[b] > 1) out.push_back(fmt::format("{} ({} times)", b, seen[b]));
+  }
+  return out;
+}
+
+// Of `bdfs`, those not in `known`, each once.
+std::vector<std::string> unknown(const std::vector<std::string>& bdfs,
+                                 const std::unordered_set<std::string>& known) {
+  std::unordered_set<std::string> said;
+  std::vector<std::string> out;
+  for (const auto& b : bdfs) {
+    if (!b.empty() && !contains(known, b) && said.insert(b).second) out.push_back(b);
+  }
+  return out;
+}
+
+// At most 8 of a list, then how many more: evidence stays short whatever a
+// snapshot holds.
+std::string first_of(const std::vector<std::string>& v) {
+  constexpr size_t kShown = 8;
+  if (v.size() <= kShown) return join(v, ", ");
+  std::vector<std::string> head(v.begin(), v.begin() + kShown);
+  return fmt::format("{} and {} more", join(head, ", "), v.size() - kShown);
+}
+
+// The counts disagree the other way: NVML or CUDA lists more GPUs than the machine has: a
+// bus id listed twice, one the PCI bus does not show, a list longer than
+// the count the library itself gave. A live machine does not answer so; an
+// edited, corrupted or forged snapshot does (four GPUs copied 16,804 times), and
+// its counts must not pass as "all usable". nullopt: the counts agree.
+std::optional<Finding> count_mismatch(const Snapshot& s, bool use_pci,
+                                      const std::vector<std::string>& nvml_bdfs, const CudaRun* run,
+                                      const std::vector<std::string>& cuda_bdfs,
+                                      size_t machine_gpus, const std::string& machine_from) {
+  std::unordered_set<std::string> on_bus;
+  for (const PciDevice* d : pci_gpus(s)) on_bus.insert(normalize_bdf(d->bdf));
+  std::vector<std::string> ev;
+  // A MIG GPU's instances share its bus id: CUDA may list it more than once.
+  const bool mig = std::any_of(s.nvml.gpus.begin(), s.nvml.gpus.end(), [](const NvmlGpu& g) {
+    return g.mig_mode_current.ok() && g.mig_mode_current.value == 1;
+  });
+  auto judge = [&](const char* who, const std::vector<std::string>& bdfs,
+                   std::optional<uint64_t> counted, const char* dropped_field) {
+    if (const FieldGap* g = field_gap(s, dropped_field)) ev.push_back(g->reason);
+    // Only a list longer than the count: a shorter one is a GPU NVML could
+    // not open, or a pasted error that gave the count alone (gpu.missing's).
+    if (counted && *counted < bdfs.size()) {
+      ev.push_back(fmt::format("{} counted {} GPU{} but lists {}", who, *counted,
+                               *counted == 1 ? "" : "s", bdfs.size()));
+    }
+    auto twice =
+        mig && std::string_view(who) == "CUDA" ? std::vector<std::string>{} : repeated(bdfs);
+    if (!twice.empty()) {
+      ev.push_back(fmt::format("{} lists {} bus id{} more than once: {}", who, twice.size(),
+                               twice.size() == 1 ? "" : "s", first_of(twice)));
+    }
+    if (use_pci && !on_bus.empty()) {
+      auto off_bus = unknown(bdfs, on_bus);
+      if (!off_bus.empty()) {
+        ev.push_back(fmt::format("{} lists {} GPU{} the PCI bus does not show: {}", who,
+                                 off_bus.size(), off_bus.size() == 1 ? "" : "s",
+                                 first_of(off_bus)));
+      }
+    }
+  };
+  if (nvml_answered(s)) {
+    std::optional<uint64_t> counted;
+    if (s.nvml.device_count.ok()) counted = s.nvml.device_count.value;
+    judge("NVML", nvml_bdfs, counted, "nvml.gpus");
+  }
+  if (run != nullptr) {
+    judge("CUDA", cuda_bdfs, static_cast<uint64_t>(std::max(run->device_count, 0)),
+          "cuda.runs.devices");
+  }
+  if (ev.empty()) return std::nullopt;
+  const bool nvml_more = nvml_bdfs.size() >= cuda_bdfs.size();
+  // A list cut at the snapshot's cap (snapshot_json.cc) held more than it shows.
+  const bool cut = field_gap(s, nvml_more ? "nvml.gpus" : "cuda.runs.devices") != nullptr;
+  Finding f = make_finding(
+      kId, Severity::kWarn,
+      fmt::format("{} lists more GPUs than the machine has: {}{} against {} on {}",
+                  nvml_more ? "NVML" : "CUDA", cut ? "over " : "",
+                  nvml_more ? nvml_bdfs.size() : cuda_bdfs.size(), machine_gpus, machine_from));
+  f.evidence = std::move(ev);
+  f.remedy = {
+      "a snapshot: record it again (gpudoctor snapshot -o node.json); one edited, cut or "
+      "joined from several files gives such counts",
+      "this machine: nvidia-smi -L and lspci -d 10de: should list each GPU once",
+  };
+  return f;
 }
 
 }  // namespace
@@ -107,6 +214,18 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     ev.push_back("CUDA: " + describe_run(*u) + " (not counted: CUDA did not start)");
   }
 
+  // Counts that disagree upward: a warning of this id when nothing is missing,
+  // more evidence for its failure when something is.
+  // From NVML's own list (no PCI bus to compare with): its distinct bus ids.
+  const size_t machine_gpus =
+      expected_from == "NVML"
+          ? std::unordered_set<std::string>(expected.begin(), expected.end()).size()
+          : expected.size();
+  std::optional<Finding> mismatch =
+      machine_gpus == 0 ? std::nullopt
+                        : count_mismatch(s, use_pci && expected_from == "the PCI bus", nvml_bdfs,
+                                         run, cuda_bdfs, machine_gpus, expected_from);
+
   if (expected.empty()) return not_applicable(kId, "no NVIDIA GPU is known on this machine");
   if (!nvml && run == nullptr) {
     return not_applicable(kId,
@@ -163,6 +282,11 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
             run != nullptr ? fmt::format(", CUDA sees {}", run->device_count) : std::string()));
     f.evidence = ev;
     for (auto& x : counts) add_comparison(&f, std::move(x));
+    if (mismatch) {
+      Finding w = std::move(*mismatch);
+      w.evidence.insert(w.evidence.begin(), f.evidence.begin(), f.evidence.end());
+      return {w};
+    }
     return {f};
   }
   Finding f =
@@ -179,6 +303,9 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
       fmt::format("lspci -nnk -s {}   # which driver holds the GPU", missing[0].substr(5)),
       "sudo dmesg | grep -iE 'NVRM|Xid'   # the kernel's messages about the missing GPUs",
   };
+  if (mismatch) {
+    f.evidence.insert(f.evidence.end(), mismatch->evidence.begin(), mismatch->evidence.end());
+  }
   return {f};
 }
 

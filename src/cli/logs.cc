@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "kernlog/scanner.h"
 #include "probe/kernel_log.h"
 #include "report/events.h"
 #include "util/ascii.h"
@@ -97,7 +98,8 @@ int run_logs(const LogsArgs& args) {
     return 0;
   }
 
-  auto log = read_kernel_log(opt);
+  KernelLogStats stats;
+  auto log = read_kernel_log(opt, &stats);
   if (!log.ok()) {
     print_error(log.error());
     return kExitInternal;
@@ -108,6 +110,13 @@ int run_logs(const LogsArgs& args) {
     print_error("cannot read the kernel log: " + s.kernel_log.unreadable +
                 " (run as root, or: sudo sysctl kernel.dmesg_restrict=0)");
     return kExitInternal;
+  }
+  // Over-long lines skipped: the renderers say so, as check's probe record does.
+  if (auto gap = skipped_lines_gap(stats.skipped_lines)) {
+    ProbeRecord r;
+    r.name = "kernel-log";
+    r.gaps.push_back(std::move(*gap));
+    s.probes.push_back(std::move(r));
   }
   print(args.json ? render_events_json(s) : render_events_text(s));
   return 0;

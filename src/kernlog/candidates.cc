@@ -295,6 +295,12 @@ void CandidateFinder::add_text(std::string_view text) {
 
 void CandidateFinder::expect_continuation() { impl_->pending = kAerDetailLines; }
 
+void CandidateFinder::pass_over(uint64_t bytes) {
+  impl_->offset += bytes;
+  impl_->out.end = impl_->offset;
+  impl_->pending = 0;  // an AER group does not go on past a line that is no detail line
+}
+
 uint64_t CandidateFinder::offset() const { return impl_->offset; }
 
 void CandidateFinder::skip_to(uint64_t offset) {

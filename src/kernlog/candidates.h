@@ -59,6 +59,10 @@ class CandidateFinder {
   // decoder had from elsewhere): keep them as detail candidates.
   void expect_continuation();
 
+  // The next `bytes` of the text are passed over unseen (a line too long to
+  // hold); the lines found so far are kept.
+  void pass_over(uint64_t bytes);
+
   // Where the next piece starts in the whole text.
   uint64_t offset() const;
   // The next piece starts at `offset`: the text before it went elsewhere.

@@ -162,6 +162,16 @@ struct KernelLogScanner::Impl {
   }
 };
 
+std::optional<FieldGap> skipped_lines_gap(uint64_t n) {
+  if (n == 0) return std::nullopt;
+  return FieldGap{kKernelLogEventsField,
+                  std::to_string(n) + (n == 1 ? " line" : " lines") +
+                      " of 4 MiB or more (no kernel message is that long: a corrupted or "
+                      "forged log) " +
+                      (n == 1 ? "was" : "were") + " skipped undecoded; the lines after " +
+                      (n == 1 ? "it" : "them") + " were read"};
+}
+
 KernelLogScanner::KernelLogScanner(int year) : impl_(std::make_unique<Impl>()) {
   impl_->year = year;
 }
@@ -209,6 +219,11 @@ void KernelLogScanner::add_candidates(const CandidateLines& found) {
   s.bytes += found.end - found.begin;
   s.feed(found);
   s.finder.skip_to(found.end);
+}
+
+void KernelLogScanner::skip_text(uint64_t bytes) {
+  impl_->bytes += bytes;
+  impl_->finder.pass_over(bytes);
 }
 
 uint64_t KernelLogScanner::text_offset() const { return impl_->finder.offset(); }

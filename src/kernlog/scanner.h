@@ -27,6 +27,15 @@ struct ScanReference {
   bool from_log_end = false;
 };
 
+// A log with lines of 4 MiB or more (no kernel message is that long; the
+// readers of probe/kernel_log_source.h pass them over and read on) leaves a
+// gap in kernel_log.events: the probe's record and `logs` carry it as a
+// FieldGap of this field, which the kernel-log check and the logs output
+// report.
+inline constexpr const char* kKernelLogEventsField = "kernel_log.events";
+// The gap for n skipped lines; nullopt when n is 0.
+std::optional<FieldGap> skipped_lines_gap(uint64_t n);
+
 class KernelLogScanner {
  public:
   explicit KernelLogScanner(int year);  // year for syslog stamps, which print none
@@ -40,6 +49,10 @@ class KernelLogScanner {
   // was added before (kernlog/candidates.h): a part of a big file scanned on
   // another thread. The next add_text continues after found.end.
   void add_candidates(const CandidateLines& found);
+  // The next `bytes` of the text are passed over undecoded (a line too long
+  // to hold): the next add_text starts after them, and an AER group open
+  // before them ends.
+  void skip_text(uint64_t bytes);
   // Where the next add_text starts in the text given so far.
   uint64_t text_offset() const;
   // One line (no newline).

@@ -337,7 +337,12 @@ ProbeRecord probe_kernel_log(const ProbeOptions& opt, Snapshot* s) {
   if (stats.garbled_records > 0) {
     notes.garbled(std::to_string(stats.garbled_records) + " unreadable /dev/kmsg records");
   }
-  return notes.record("kernel-log");
+  auto skipped = skipped_lines_gap(stats.skipped_lines);
+  if (skipped) notes.note(skipped->reason);
+  ProbeRecord rec = notes.record("kernel-log");
+  // Not notes.gap(), which makes the probe unavailable: the log was read.
+  if (skipped) rec.gaps.push_back(std::move(*skipped));
+  return rec;
 }
 
 }  // namespace gd

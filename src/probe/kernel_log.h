@@ -29,6 +29,7 @@ struct KernelLogStats {
   uint64_t records = 0;          // kmsg records / journal entries fed to the scanner
   uint64_t lost_records = 0;     // /dev/kmsg EPIPE: overwritten before they were read
   uint64_t garbled_records = 0;  // records parse_kmsg_record() refused
+  uint64_t skipped_lines = 0;    // lines of klog::kMaxLineBytes or more, passed over
 };
 
 // Reads the first source that can be read (or opt.file) and decodes it.

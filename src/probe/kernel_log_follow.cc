@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -53,8 +55,42 @@ using klog::stopped;
 
 namespace {
 
-// A line longer than this is passed on in pieces rather than held whole.
-constexpr size_t kMaxLineBytes = 4 << 20;
+using klog::kMaxLineBytes;
+using klog::OnSkip;
+
+// What was read and is not yet whole lines. add() appends data and hands fn
+// the whole lines it completes (all of it when flush: the end of a file,
+// whose last line may lack its newline). A line of kMaxLineBytes or more is
+// passed over to its newline instead (skip), as kernel_log_text.cc does, so
+// what is held stays under that bound.
+struct LineCarry {
+  std::string held;
+  bool skipping = false;  // inside an over-long line; held is empty
+
+  void add(std::string_view data, bool flush, const std::function<void(std::string_view)>& fn,
+           const OnSkip& skip) {
+    if (skipping) {
+      size_t nl = data.find('\n');
+      size_t n = nl == std::string_view::npos ? data.size() : nl + 1;
+      if (n > 0) skip(n, false);
+      data.remove_prefix(n);
+      skipping = nl == std::string_view::npos;
+    }
+    held.append(data);
+    size_t nl = held.rfind('\n');
+    size_t cut = flush ? held.size() : (nl == std::string::npos ? 0 : nl + 1);
+    if (cut > 0) {
+      fn(std::string_view(held).substr(0, cut));
+      held.erase(0, cut);
+    }
+    if (held.size() >= kMaxLineBytes) {
+      skip(held.size(), true);
+      held.clear();
+      skipping = true;
+    }
+    if (flush) skipping = false;  // the next text is a new file's
+  }
+};
 
 // --- follow ----------------------------------------------------------------------
 
@@ -87,14 +123,9 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
   if (S_ISDIR(st.st_mode)) return Error{"cannot read " + shown + ": " + errno_text(EISDIR)};
   ino_t ino = st.st_ino;
   uint64_t off = from_start ? 0 : static_cast<uint64_t>(st.st_size);
-  std::string carry;
+  LineCarry carry;
   std::string chunk(64 * 1024, '\0');
-  auto feed_lines = [&](bool flush) {
-    size_t nl = carry.rfind('\n');
-    size_t cut = flush || carry.size() >= kMaxLineBytes ? carry.size()
-                                                        : (nl == std::string::npos ? 0 : nl + 1);
-    if (cut == 0) return;
-    std::string_view whole = std::string_view(carry).substr(0, cut);
+  auto whole_lines = [&](std::string_view whole) {
     if (records) {
       for (auto line : split_lines(whole)) {
         if (!line.empty() && line.front() != ' ') f->record(line);
@@ -102,7 +133,16 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
     } else {
       f->text(whole);
     }
-    carry.erase(0, cut);
+  };
+  auto skip = [&](uint64_t bytes, bool line_start) {
+    if (records) {
+      if (line_start) ++f->stats.skipped_lines;
+    } else {
+      f->skip(bytes, line_start);
+    }
+  };
+  auto feed_lines = [&](std::string_view data, bool flush) {
+    carry.add(data, flush, whole_lines, skip);
   };
   while (!stopped(stop)) {
     for (;;) {
@@ -110,8 +150,7 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       off += static_cast<uint64_t>(n);
-      carry.append(chunk.data(), static_cast<size_t>(n));
-      feed_lines(false);
+      feed_lines(std::string_view(chunk.data(), static_cast<size_t>(n)), false);
       // Hand on what each chunk held: a big append is not held decoded.
       if (!emit(f, on_event)) return true;
       if (stopped(stop)) break;
@@ -121,7 +160,7 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
     struct stat now {};
     if (::stat(path.c_str(), &now) != 0) continue;  // rotated away; the new one comes soon
     if (now.st_ino != ino || static_cast<uint64_t>(now.st_size) < off) {
-      feed_lines(true);  // a last line without its newline
+      feed_lines({}, true);  // a last line without its newline
       int nfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
       if (nfd < 0) continue;
       fd = Fd(nfd);
@@ -136,8 +175,10 @@ Result<bool> follow_path(const std::string& path, const std::string& shown, bool
 // stdin until end of input.
 Result<bool> follow_stream(int fd, Feed* f, const OnEvent& on_event,
                            const std::atomic<bool>& stop) {
-  std::string carry;
+  LineCarry carry;
   std::string chunk(64 * 1024, '\0');
+  auto text = [f](std::string_view whole) { f->text(whole); };
+  auto skip = [f](uint64_t bytes, bool line_start) { f->skip(bytes, line_start); };
   while (!stopped(stop)) {
     pollfd p{fd, POLLIN, 0};
     int r = ::poll(&p, 1, kPollMs);
@@ -149,18 +190,11 @@ Result<bool> follow_stream(int fd, Feed* f, const OnEvent& on_event,
       return Error{"cannot read stdin: " + errno_text(errno)};
     }
     if (n == 0) {
-      if (!carry.empty()) f->text(carry);
+      carry.add({}, true, text, skip);
       emit(f, on_event);
       return true;
     }
-    carry.append(chunk.data(), static_cast<size_t>(n));
-    size_t nl = carry.rfind('\n');
-    size_t cut =
-        carry.size() >= kMaxLineBytes ? carry.size() : (nl == std::string::npos ? 0 : nl + 1);
-    if (cut > 0) {
-      f->text(std::string_view(carry).substr(0, cut));
-      carry.erase(0, cut);
-    }
+    carry.add(std::string_view(chunk.data(), static_cast<size_t>(n)), false, text, skip);
     if (!emit(f, on_event)) return true;
   }
   return true;

@@ -181,6 +181,10 @@ void feed_journal_entry(sd_journal* j, Feed* f) {
   if (!msg) return;
   ++f->stats.records;
   f->bytes += msg->size();
+  if (msg->size() >= kMaxLineBytes) {  // no message; copying it would cost its size again
+    ++f->stats.skipped_lines;
+    return;
+  }
   if (kernel) {
     rec.message = std::string(*msg);
     f->scanner.add_record(rec);

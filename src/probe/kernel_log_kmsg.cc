@@ -16,13 +16,13 @@
 #include "probe/kernel_log.h"
 #include "probe/kernel_log_source.h"
 #include "probe/rootfs.h"
+#include "util/text.h"
 
 namespace gd::klog {
 
 namespace {
 
 constexpr size_t kKmsgRecordBytes = 8192;  // read() needs room for one whole record
-constexpr size_t kMaxRecordedKmsgBytes = 64 << 20;
 
 std::optional<bool> read_cap_syslog(const RootFs& fs) {
   auto r = fs.read("/proc/self/status", 64 * 1024);
@@ -73,17 +73,39 @@ std::string drain_kmsg_device(int fd, Feed* f) {
   return "";
 }
 
-// A recorded /dev/kmsg: what read() returned, one record a line.
+// A recorded /dev/kmsg: what read() returned, one record a line, each
+// followed by its " KEY=value" dictionary lines (which parse_kmsg_record
+// does not use). Streamed, so its size bounds neither memory nor what is
+// read (it was read whole up to 64 MiB, and a longer file cut there): only
+// kMaxRecords does, as on the device.
 void feed_kmsg_file(const RootFs& fs, Feed* f, std::string* problem) {
-  auto text = fs.read("/dev/kmsg", kMaxRecordedKmsgBytes);
-  if (!text) {
-    *problem = text.error();
+  const std::string path = fs.path("/dev/kmsg");
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) {
+    *problem = "cannot read /dev/kmsg: " + errno_text(errno);
     return;
   }
-  for (auto rec : split_kmsg_records(*text)) {
-    if (f->full()) break;
-    f->record(rec);
-  }
+  bool in_record = false;  // a dictionary line belongs to the record before it
+  std::string err = read_line_blocks(
+      fd.get(),
+      [&](std::string_view block, uint64_t) {
+        for (std::string_view line : split_lines(block)) {
+          if (!line.empty() && line.front() == ' ') {
+            if (in_record) f->bytes += line.size() + 1;
+          } else if (!trim(line).empty()) {
+            f->record(line);
+            in_record = true;
+          }
+          if (f->full()) return false;
+        }
+        return true;
+      },
+      [&](uint64_t bytes, bool line_start) {
+        if (line_start) ++f->stats.skipped_lines;
+        f->bytes += bytes;
+        in_record = false;
+      });
+  if (!err.empty()) *problem = "cannot read /dev/kmsg: " + err;
 }
 
 }  // namespace gd::klog

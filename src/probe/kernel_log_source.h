@@ -30,6 +30,11 @@ constexpr int kPollMs = 200;  // --follow: how often `stop` and file growth are 
 // A log that floods faster than it can be read must not keep the probe busy
 // forever: stop after this many records or journal entries.
 constexpr uint64_t kMaxRecords = 4'000'000;
+// A line this long or longer is no kernel message (printk's lines are under
+// 1 KiB, journald's at most 48 KiB): it is passed over to its end, counted
+// (KernelLogStats::skipped_lines), and the lines after it are read. Memory
+// stays at this bound whatever the line's length.
+constexpr size_t kMaxLineBytes = 4 << 20;
 
 // --- shared helpers (the functions are defined in kernel_log.cc) ------------------
 
@@ -101,6 +106,13 @@ struct Feed {
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(0, nl + 1);
     }
   }
+  // Bytes of an over-long line passed over (kMaxLineBytes); line_start: the
+  // first of them, so the line is counted once.
+  void skip(uint64_t n, bool line_start) {
+    if (line_start) ++stats.skipped_lines;
+    bytes += n;
+    scanner.skip_text(n);
+  }
   // Candidate lines found on another thread, in the text's order
   // (kernel_log_text.cc's parts); last_line is the caller's to set.
   void candidates(const CandidateLines& found) {
@@ -139,6 +151,13 @@ struct PartPolicy {
   size_t cpus = 0;                     // at most one part each; 0: those this process may use
 };
 std::string feed_text_fd(int fd, bool from_last_boot, Feed* f, const PartPolicy& parts = {});
+// Reads fd with read() to its end, handing fn blocks of whole lines (the
+// last may lack its newline) with their offset from where reading began,
+// until fn returns false; a line of kMaxLineBytes or more goes to skip in
+// pieces instead (line_start on its first). "" or the read error.
+using OnBlock = std::function<bool(std::string_view block, uint64_t offset)>;
+using OnSkip = std::function<void(uint64_t bytes, bool line_start)>;
+std::string read_line_blocks(int fd, const OnBlock& fn, const OnSkip& skip);
 Result<Fd> open_user_file(const std::string& file);
 // The last line of a regular file that is not blank, trimmed, at most 4096
 // bytes (Feed::last_line), read from its end; "" when none.

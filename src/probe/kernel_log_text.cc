@@ -34,22 +34,23 @@ namespace {
 // between read()'s copy and the scan: the bench's audit log took 77 ms with
 // them, 84 ms with 1 MiB reads (bench/logs_scan.txt).
 constexpr size_t kChunkBytes = 128 << 10;
-// A line longer than this is passed on in pieces rather than held whole.
-constexpr size_t kMaxLineBytes = 4 << 20;
 
 // Reads through read_some (read() semantics) to the end, handing fn blocks
 // of whole lines (the last one may lack its newline) and the block's offset
-// from where reading began, until fn returns false. A file that shrinks
+// from where reading began, until fn returns false. A line of kMaxLineBytes
+// or more goes to skip instead, in pieces as it is read, to its newline:
+// one 1 GiB line costs no more memory than a short one, and the lines after
+// it are read (it used to be handed on in pieces). A file that shrinks
 // meanwhile just ends early. "" or the read error.
 using ReadSome = std::function<ssize_t(char*, size_t)>;
-std::string for_each_block(const ReadSome& read_some,
-                           const std::function<bool(std::string_view, uint64_t)>& fn) {
+std::string for_each_block(const ReadSome& read_some, const OnBlock& fn, const OnSkip& skip) {
   // Not zeroed: read() fills what is used, and untouched pages of the line
-  // headroom cost nothing (zeroing all 5 MiB faulted in every page first).
+  // headroom cost nothing (zeroing all of it faulted in every page first).
   const size_t capacity = kChunkBytes + kMaxLineBytes;
   std::unique_ptr<char[]> buf(new char[capacity]);
-  size_t held = 0;  // bytes of buf not yet handed on (a partial line)
-  uint64_t consumed = 0;
+  size_t held = 0;        // bytes of buf not yet handed on (a partial line)
+  uint64_t consumed = 0;  // handed on or skipped
+  bool skipping = false;  // inside an over-long line, held == 0
   for (;;) {
     size_t room = std::min(kChunkBytes, capacity - held);
     ssize_t n = read_some(buf.get() + held, room);
@@ -59,19 +60,36 @@ std::string for_each_block(const ReadSome& read_some,
     }
     if (n == 0) break;
     size_t end = held + static_cast<size_t>(n);
-    std::string_view view(buf.get(), end);
+    size_t from = 0;  // where the text to hand on starts in buf
+    if (skipping) {
+      const void* nl = std::memchr(buf.get(), '\n', end);
+      from =
+          nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - buf.get()) + 1 : end;
+      skip(from, false);
+      consumed += from;
+      skipping = nl == nullptr;
+    }
+    std::string_view view(buf.get() + from, end - from);
     size_t nl = view.rfind('\n');
-    size_t cut = nl != std::string_view::npos ? nl + 1 : (end >= kMaxLineBytes ? end : 0);
-    held = end;
-    if (cut == 0) continue;
-    if (!fn(view.substr(0, cut), consumed)) return "";
-    consumed += cut;
-    std::memmove(buf.get(), buf.get() + cut, end - cut);
-    held = end - cut;
+    size_t cut = nl != std::string_view::npos ? nl + 1 : 0;
+    if (cut > 0) {
+      if (!fn(view.substr(0, cut), consumed)) return "";
+      consumed += cut;
+    }
+    held = view.size() - cut;
+    if (held >= kMaxLineBytes) {  // a line this long is no message: pass it over
+      skip(held, true);
+      consumed += held;
+      held = 0;
+      skipping = true;
+    }
+    if (held > 0) std::memmove(buf.get(), buf.get() + from + cut, held);
   }
   if (held > 0) fn(std::string_view(buf.get(), held), consumed);
   return "";
 }
+
+void skip_nothing(uint64_t, bool) {}
 
 ReadSome read_from(int fd) {
   return [fd](char* buf, size_t n) { return ::read(fd, buf, n); };
@@ -107,6 +125,7 @@ struct Part {
   uint64_t end = UINT64_MAX;  // UINT64_MAX for the last one: to the end of the file
   uint64_t covered;           // found covers [begin, covered)
   CandidateLines found;
+  uint64_t skipped_lines = 0;  // over-long lines in [begin, covered)
 };
 
 // Finds the candidate lines of a part; `base` is where the part starts in
@@ -118,15 +137,22 @@ void find_in_part(int fd, uint64_t base, size_t held_bytes, Part* p) {
     uint64_t pos = p->begin;
     // A read error just ends the part early: the calling thread reads the
     // rest in order and meets (and reports) it again.
-    for_each_block(pread_range(fd, &pos, p->end), [&](std::string_view block, uint64_t) {
-      finder.add_text(block);
-      return finder.found().text.size() < held_bytes;
-    });
+    for_each_block(
+        pread_range(fd, &pos, p->end),
+        [&](std::string_view block, uint64_t) {
+          finder.add_text(block);
+          return finder.found().text.size() < held_bytes;
+        },
+        [&](uint64_t bytes, bool line_start) {
+          finder.pass_over(bytes);
+          if (line_start) ++p->skipped_lines;
+        });
     p->covered = p->begin + (finder.offset() - base);
     p->found = finder.take();
   } catch (const std::exception&) {  // out of memory, say: the calling thread reads it all
     p->covered = p->begin;
     p->found = CandidateLines{};
+    p->skipped_lines = 0;
   }
 }
 
@@ -190,16 +216,20 @@ std::optional<std::string> feed_in_parts(int fd, uint64_t start, Feed* f,
   }
   auto feed_range = [&](uint64_t from, uint64_t to) {
     uint64_t pos = from;
-    return for_each_block(pread_range(fd, &pos, to), [&](std::string_view block, uint64_t) {
-      f->text(block);
-      return true;
-    });
+    return for_each_block(
+        pread_range(fd, &pos, to),
+        [&](std::string_view block, uint64_t) {
+          f->text(block);
+          return true;
+        },
+        [&](uint64_t bytes, bool line_start) { f->skip(bytes, line_start); });
   };
   std::string err = feed_range(parts[0].begin, parts[0].end);
   for (size_t k = 1; k < parts.size(); ++k) {
     if (threads[k].joinable()) threads[k].join();
     if (!err.empty()) continue;
     f->candidates(parts[k].found);
+    f->stats.skipped_lines += parts[k].skipped_lines;
     if (parts[k].covered < parts[k].end) err = feed_range(parts[k].covered, parts[k].end);
   }
   if (err.empty()) f->last_line = last_line_of(fd);
@@ -219,11 +249,14 @@ std::string feed_text_fd(int fd, bool from_last_boot, Feed* f, const PartPolicy&
     if (at >= 0) {
       // A file: find the last boot in a first pass, then read from there.
       uint64_t start = 0;
-      std::string err = for_each_block(read_from(fd), [&](std::string_view block, uint64_t off) {
-        size_t b = last_boot_offset(block);
-        if (b != std::string_view::npos) start = off + b;
-        return true;
-      });
+      std::string err = for_each_block(
+          read_from(fd),
+          [&](std::string_view block, uint64_t off) {
+            size_t b = last_boot_offset(block);
+            if (b != std::string_view::npos) start = off + b;
+            return true;
+          },
+          skip_nothing);
       if (!err.empty()) return err;
       if (::lseek(fd, at + static_cast<off_t>(start), SEEK_SET) < 0) return errno_text(errno);
     }
@@ -232,10 +265,17 @@ std::string feed_text_fd(int fd, bool from_last_boot, Feed* f, const PartPolicy&
   if (at >= 0) {
     if (auto done = feed_in_parts(fd, static_cast<uint64_t>(at), f, parts)) return *done;
   }
-  return for_each_block(read_from(fd), [&](std::string_view block, uint64_t) {
-    f->text(block);
-    return true;
-  });
+  return for_each_block(
+      read_from(fd),
+      [&](std::string_view block, uint64_t) {
+        f->text(block);
+        return true;
+      },
+      [&](uint64_t bytes, bool line_start) { f->skip(bytes, line_start); });
+}
+
+std::string read_line_blocks(int fd, const OnBlock& fn, const OnSkip& skip) {
+  return for_each_block(read_from(fd), fn, skip);
 }
 
 // Opens a file the user named: a regular file or a pipe (a FIFO with no

@@ -5,6 +5,8 @@
 #include "catalog/xid.h"
 #include "checks/kernel_events.h"
 #include "checks/util.h"
+#include "facts/query.h"
+#include "kernlog/scanner.h"
 #include "util/bytes.h"
 #include "util/time.h"
 
@@ -126,6 +128,8 @@ std::string render_events_json(const Snapshot& s) {
   j["unreadable"] = s.kernel_log.unreadable;
   j["bytes"] = s.kernel_log.bytes;
   j["unfolded"] = s.kernel_log.unfolded;
+  // Lines of 4 MiB or more passed over (kernlog/scanner.h); only when there were any.
+  if (const FieldGap* g = field_gap(s, kKernelLogEventsField)) j["skipped"] = g->reason;
   j["events"] = nlohmann::ordered_json::array();
   for (const KernelEvent& e : s.kernel_log.events) j["events"].push_back(event_to_json(s, e));
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -170,6 +174,7 @@ std::string render_events_text(const Snapshot& s) {
   out += "Kernel log: " + (k.source.empty() ? std::string("(none readable)") : k.source) + ", " +
          format_bytes(k.bytes) + ", " + std::to_string(k.events.size()) + " NVIDIA event(s)\n";
   if (k.unfolded > 0) out += "note: " + unfolded_text(k) + "\n";
+  if (const FieldGap* g = field_gap(s, kKernelLogEventsField)) out += "note: " + g->reason + "\n";
   for (const KernelEvent& e : k.events) out += "\n" + render_event_text(s, e);
   return out;
 }

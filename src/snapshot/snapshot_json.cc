@@ -1,5 +1,12 @@
 #include "snapshot/snapshot_json.h"
 
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <string_view>
+#include <vector>
+
 #include "util/read_file.h"
 
 namespace nlohmann {
@@ -195,16 +202,180 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   }
 }
 
+namespace {
+
+// What a snapshot may hold (docs/check.md). Its DOM costs several times the
+// text for small values, and the Snapshot more again: a 63 MiB file of
+// 79,192 GPUs (four copied again and again) took 749 MB and 41 s to check,
+// 77 MB and 1.4 s with these bounds (tests/reliability/hostile_inputs.py). A node has at most a few
+// dozen GPUs (16 on the largest boards, 4 on a GB200 tray), so 1024 is
+// generous; the rest of such a list is dropped as it is read, and the
+// gpu-count check says the counts disagree (a gpu.missing warning).
+constexpr size_t kMaxSnapshotGpus = 1024;
+// Values of any kind: a 1024-GPU snapshot holds about 250,000. More is no
+// snapshot of one node, and refused before it costs more memory.
+constexpr size_t kMaxSnapshotValues = 2'000'000;
+
+// The arrays that hold GPUs, by their path of keys (an array's elements
+// share its path).
+size_t cap_of(const std::string& path) {
+  return path == "nvml.gpus" || path == "cuda.runs.devices" ? kMaxSnapshotGpus : SIZE_MAX;
+}
+
+// Builds the DOM as nlohmann::json::parse does, within the bounds above:
+// the elements of a capped array past its cap are counted and dropped as
+// they are read (never built), and a document of more than
+// kMaxSnapshotValues values stops the parse.
+class SnapshotDom final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit SnapshotDom(nlohmann::json* root) : root_(root) {}
+
+  bool null() override { return add(nullptr); }
+  bool boolean(bool v) override { return add(v); }
+  bool number_integer(number_integer_t v) override { return add(v); }
+  bool number_unsigned(number_unsigned_t v) override { return add(v); }
+  bool number_float(number_float_t v, const string_t&) override { return add(v); }
+  bool string(string_t& v) override { return add(std::move(v)); }
+  bool binary(binary_t&) override { return false; }  // not in JSON text
+  bool start_object(std::size_t) override { return open(nlohmann::json::object()); }
+  bool start_array(std::size_t) override { return open(nlohmann::json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    if (skipping_ == 0) key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override {
+    return false;
+  }
+
+  std::string refused;                      // why the document is too big; "" when not
+  std::map<std::string, uint64_t> listed;   // path of a capped array -> elements it listed
+  std::map<std::string, uint64_t> dropped;  // of those, dropped past the cap
+
+ private:
+  struct Open {
+    nlohmann::json* node;
+    std::string path;
+    uint64_t count = 0;  // elements, if an array
+  };
+
+  // Whether the value about to be added is an element of a capped array past its cap.
+  bool drop_next() {
+    if (stack_.empty() || !stack_.back().node->is_array()) return false;
+    Open& top = stack_.back();
+    const size_t cap = cap_of(top.path);
+    if (cap == SIZE_MAX) return false;
+    ++listed[top.path];
+    if (++top.count <= cap) return false;
+    ++dropped[top.path];
+    return true;
+  }
+  bool counted() {
+    if (++values_ <= kMaxSnapshotValues) return true;
+    refused = "more than " + std::to_string(kMaxSnapshotValues) +
+              " JSON values (one node's snapshot holds a few thousand)";
+    return false;
+  }
+  bool add(nlohmann::json&& v) {
+    if (skipping_ > 0 || drop_next()) return true;
+    if (!counted()) return false;
+    place(std::move(v));
+    return true;
+  }
+  bool open(nlohmann::json&& v) {
+    if (skipping_ > 0 || drop_next()) {
+      ++skipping_;
+      return true;
+    }
+    if (!counted()) return false;
+    std::string path;
+    if (!stack_.empty()) {
+      path = stack_.back().path;
+      // Only the first levels' paths matter: no cost that grows with depth.
+      if (stack_.back().node->is_object() && path.size() < 64) {
+        path += (path.empty() ? "" : ".") + key_;
+      }
+    }
+    nlohmann::json* node = place(std::move(v));
+    stack_.push_back({node, std::move(path)});
+    return true;
+  }
+  bool close() {
+    if (skipping_ > 0) {
+      --skipping_;
+    } else {
+      stack_.pop_back();
+    }
+    return true;
+  }
+  // A pointer to an open array's last element stays valid: nothing is added
+  // to the array until that element is closed.
+  nlohmann::json* place(nlohmann::json&& v) {
+    if (stack_.empty()) {
+      *root_ = std::move(v);
+      return root_;
+    }
+    nlohmann::json& top = *stack_.back().node;
+    if (top.is_array()) {
+      top.push_back(std::move(v));
+      return &top.back();
+    }
+    nlohmann::json& slot = top[key_];
+    slot = std::move(v);
+    return &slot;
+  }
+
+  nlohmann::json* root_;
+  std::vector<Open> stack_;
+  std::string key_;
+  uint64_t skipping_ = 0;  // depth inside a dropped element
+  uint64_t values_ = 0;
+};
+
+// The GPUs dropped past kMaxSnapshotGpus, as gaps of the probe that found
+// them: the snapshot has no field for them, and the checks read gaps.
+void record_dropped(const SnapshotDom& dom, Snapshot* s) {
+  for (const auto& [path, n] : dom.dropped) {
+    const std::string probe = path.substr(0, path.find('.'));  // "nvml", "cuda"
+    auto it = std::find_if(s->probes.begin(), s->probes.end(),
+                           [&](const ProbeRecord& p) { return p.name == probe; });
+    if (it == s->probes.end()) {
+      s->probes.push_back(ProbeRecord{});
+      it = std::prev(s->probes.end());
+      it->name = probe;
+    }
+    it->gaps.push_back({path, "the snapshot lists " + std::to_string(dom.listed.at(path)) +
+                                  " GPUs in " + path + "; gpudoctor reads the first " +
+                                  std::to_string(kMaxSnapshotGpus) + " and " + "dropped " +
+                                  std::to_string(n)});
+  }
+}
+
+// text -> Snapshot; `release` is called once the text is no longer needed
+// (snapshot_from_file frees it before the Snapshot is built).
+Result<Snapshot> parse_snapshot(std::string_view text, const std::function<void()>& release) {
+  nlohmann::json j;
+  SnapshotDom dom(&j);
+  const bool parsed = nlohmann::json::sax_parse(text, &dom);
+  release();
+  if (!dom.refused.empty()) return Error{"not a gpudoctor snapshot: " + dom.refused};
+  if (!parsed) return Error{"malformed snapshot: not valid JSON"};
+  auto r = snapshot_from_json(j);
+  if (r.ok()) record_dropped(dom, &*r);
+  return r;
+}
+
+}  // namespace
+
 Result<Snapshot> snapshot_from_string(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Error{"malformed snapshot: not valid JSON"};
-  return snapshot_from_json(j);
+  return parse_snapshot(text, [] {});
 }
 
 Result<Snapshot> snapshot_from_file(const std::string& path) {
   auto text = read_file_capped(path, kSnapshotCapBytes);
   if (!text.ok()) return Error{"cannot read snapshot " + path + ": " + text.error()};
-  auto r = snapshot_from_string(*text);
+  auto r = parse_snapshot(*text, [&] { std::string().swap(*text); });
   if (!r.ok()) return Error{path + ": " + r.error()};
   return r;
 }

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -144,6 +145,77 @@ def test_snapshot_of_one_long_string_stays_bounded(tmp):
         f.write(" " * (64 * 1024 * 1024 - os.path.getsize(path) + 1))
     rc, _, err, rss = gd_rss(["check", "--from", path])
     one_line_error(["check", "--from", path], rc, 3, ["over the 64 MiB limit"], err=err)
+
+
+def test_snapshot_of_67216_gpus(tmp):
+    """A real snapshot whose nvml.gpus is its four GPUs copied to fill the
+    64 MiB cap (79,192 GPUs here, 67,216 in the issue; CUDA and the PCI bus
+    still see 4). It was "Verdict: OK" at 749 MB peak RSS (11x the file) and
+    41 s; now a gpu.missing warning, and the GPUs past 1024 are
+    dropped while the file is parsed: 77 MB, 1.4 s (docs/check.md)."""
+    with open(GD, "rb") as f:
+        sanitized = b"__asan_init" in f.read()
+    with open(SNAPSHOT) as f:
+        snap = json.load(f)
+    # The four GPUs again and again: NVML still lists every GPU of the bus.
+    four = ",".join(json.dumps(g, separators=(",", ":")) for g in snap["nvml"]["gpus"])
+    base = len(json.dumps(snap, separators=(",", ":")))
+    count = 4 * ((63 * 1024 * 1024 - base) // (len(four) + 1))
+    snap["nvml"]["gpus"] = []
+    text = json.dumps(snap, separators=(",", ":"))
+    at = text.index('"gpus":[]') + len('"gpus":[')
+    path = os.path.join(tmp, "big.json")
+    with open(path, "w") as f:  # in pieces: this process stays small (gd_rss_out)
+        f.write(text[:at])
+        for k in range(count // 4):
+            f.write(("," if k else "") + four)
+        f.write(text[at:])
+    size_kib = os.path.getsize(path) // 1024
+    rc, out, err, rss = gd_rss_out(["check", "--from", path, "--json"])
+    assert rc == 1, (rc, err[-300:])
+    report = json.loads(out)
+    assert report["verdict"] != "ok", report["verdict"]
+    by_id = {f["id"]: f for f in report["findings"]}
+    mismatch = by_id.get("gpu.missing")
+    assert mismatch and mismatch["severity"] == "warn", mismatch
+    assert "NVML lists more GPUs than the machine has" in mismatch["summary"], mismatch
+    evidence = " | ".join(mismatch["evidence"])
+    for words in (f"lists {count} GPUs in nvml.gpus", "reads the first 1024",
+                  "NVML counted 4 GPUs but lists 1024", "0000:01:00.0 (256 times)"):
+        assert words in evidence, (words, evidence)
+    print(f"  check --from: {count} GPUs in {size_kib // 1024} MiB -> peak RSS {rss // 1024} MiB")
+    if not sanitized:
+        assert rss < 2 * size_kib, f"peak RSS {rss} KiB for a {size_kib} KiB snapshot"
+    # The text report says it in its verdict line too.
+    rc, out, err, _ = gd_rss_out(["check", "--from", path])
+    assert rc == 1 and "WARN  gpu.missing" in out, (rc, out[-600:], err[-300:])
+
+
+def gd_rss_out(args):
+    """Runs gpudoctor; returns (rc, stdout, stderr, peak RSS in KiB of that child).
+    A plain fork (preexec_fn), not vfork: a vfork child's peak RSS starts from
+    this process's own peak (the 63 MiB strings of the test before), a
+    fork's from what this process holds now."""
+    p = subprocess.Popen([GD] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={"PATH": "/usr/bin:/bin"},
+                         preexec_fn=lambda: None)
+    got = {}
+    readers = [threading.Thread(target=lambda k=k, s=s: got.__setitem__(k, s.read()), daemon=True)
+               for k, s in (("out", p.stdout), ("err", p.stderr))]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            for t in readers:
+                t.join(5)
+            return (os.waitstatus_to_exitcode(status), got.get("out", b"").decode(errors="replace"),
+                    got.get("err", b"").decode(errors="replace"), usage.ru_maxrss)
+        time.sleep(0.02)
+    p.kill()
+    p.wait()
+    raise AssertionError(f"gpudoctor {' '.join(args)}: no answer within {TIMEOUT_S} s")
 
 
 def gd_rss(args, stdin=subprocess.DEVNULL):

@@ -10,6 +10,9 @@ size and time so CI runs them on 2 cores:
   vanishes: one-line errors or an empty log, never a crash or a hang;
 - `logs` and `check` on a large generated log under 64 MiB peak RSS (was
   about 8x the input);
+- a 1 GiB line before an Xid 79 (`logs --from`, kern.log, a recorded
+  /dev/kmsg, `--follow`): the line is skipped and said so, the Xid found,
+  memory bounded (the kmsg reader stopped at 64 MiB and missed the Xid);
 - `serve` following 1M Xid events: RSS flat within 1 MiB (was +290 MB), the
   counters exact.
 
@@ -222,6 +225,81 @@ def test_check_memory_is_bounded_on_a_large_kern_log(tmp):
         assert rss_kb < RSS_LIMIT_KB, f"peak RSS {rss_kb} KiB"
 
 
+# --- one over-long line ------------------------------------------------------------
+
+# The readers hold at most 4 MiB of one line (klog::kMaxLineBytes): a longer
+# line is passed over to its newline, counted, and the lines after it read.
+# The old kmsg reader stopped at 64 MiB, so the line is made longer than
+# that: 1 GiB as a hole in a sparse file (no disk, zeros to read, no
+# newline), 80 MiB in the sanitized build.
+LONG_LINE_BYTES = 1 << 30
+LONG_XID = ("[ 2000.000000] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, "
+            "GPU has fallen off the bus.\n")
+
+
+def write_long_line_log(path, head, tail):
+    """head, then a line of LONG_LINE_BYTES (a sparse hole, read as zeros),
+    then tail on the next line."""
+    size = (80 << 20) if SANITIZED else LONG_LINE_BYTES
+    with open(path, "wb") as f:
+        f.write(head.encode())
+        f.seek(len(head) + size)
+        f.write(b"\n" + tail.encode())
+    return size
+
+
+def assert_small(what, rss_kb, size):
+    print(f"  {what}: a {size >> 20} MiB line -> peak RSS {rss_kb // 1024} MiB")
+    if not SANITIZED:
+        assert rss_kb < RSS_LIMIT_KB, f"{what}: peak RSS {rss_kb} KiB on a {size >> 20} MiB line"
+
+
+def test_overlong_line_is_skipped_not_the_rest(tmp):
+    """A line longer than the reader holds, then an Xid 79: `logs --from`,
+    `check --root` over /var/log/kern.log and over a recorded /dev/kmsg each
+    find the Xid, say a line was skipped, and stay in bounded memory."""
+    # logs --from: the text reader (and its parts, for a file this big).
+    log = os.path.join(tmp, "long.log")
+    size = write_long_line_log(log, XID.format(t=1.0, bus=0x17, code=13), LONG_XID)
+    rc, out, rss_kb, err = run_rss(["logs", "--json", "--from", log])
+    assert rc == 0, err
+    report = json.loads(out)
+    assert sorted(e["code"] for e in report["events"]) == [13, 79], report["events"]
+    assert "1 line of 4 MiB or more" in report.get("skipped", ""), report.get("skipped")
+    assert_small("logs --from", rss_kb, size)
+    rc, out, _, err = run_rss(["logs", "--from", log])
+    assert rc == 0 and "note: 1 line of 4 MiB or more" in out, (rc, out[:400], err)
+    os.unlink(log)
+
+    missing = os.path.join(tmp, "none.so")
+    args = ["--nvml-lib", missing, "--cuda-lib", missing, "--cudart-lib", missing]
+    env = {"PATH": "/usr/bin:/bin"}
+    # check --root: /var/log/kern.log, and a recorded /dev/kmsg (one record a line).
+    kern = ("/var/log/kern.log", XID.format(t=1.0, bus=0x17, code=13), LONG_XID)
+    kmsg = ("/dev/kmsg", "4,1,1000000,-;NVRM: Xid (PCI:0000:17:00): 13, pid=1, name=x\n",
+            "4,3,2000000000,-;NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', "
+            "name=<unknown>, GPU has fallen off the bus.\n")
+    for where, head, tail in (kern, kmsg):
+        root = os.path.join(tmp, "root" + where.replace("/", "-"))
+        path = root + where
+        os.makedirs(os.path.dirname(path))
+        size = write_long_line_log(path, head, tail)
+        rc, out, rss_kb, err = run_rss(["check", "--json", "--root", root] + args, env=env)
+        assert rc == 2, (where, rc, err[-400:])
+        report = json.loads(out)
+        by_id = {f["id"]: f for f in report["findings"]}
+        assert by_id.get("xid.79", {}).get("severity") == "fail", (where, by_id.get("xid.79"))
+        log_finding = by_id["kernel-log.unreadable"]
+        assert log_finding["severity"] == "info", (where, log_finding)
+        # No /dev/kmsg in the kern.log tree: the summary names the fallback too.
+        assert "only in part" in log_finding["summary"], (where, log_finding)
+        assert any("1 line of 4 MiB or more" in e for e in log_finding["evidence"]), log_finding
+        probe = [p for p in report["probes"] if p["name"] == "kernel-log"][0]
+        assert probe["status"] == "ok" and where in json.dumps(report["findings"]), (where, probe)
+        assert_small(f"check {where}", rss_kb, size)
+        shutil.rmtree(root)
+
+
 # --- logs --follow -----------------------------------------------------------------
 
 
@@ -286,6 +364,23 @@ def test_follow_goes_on_through_copytruncate_and_rotation(tmp):
     finally:
         rc = f.stop()
     assert rc == 0, rc
+
+
+def test_follow_skips_an_overlong_line(tmp):
+    """--follow reads the long-line log from its start: the Xid after the
+    line comes, and memory stays bounded (the line used to be held in 4 MiB
+    pieces and decoded)."""
+    log = os.path.join(tmp, "long.log")
+    size = write_long_line_log(log, XID.format(t=1.0, bus=0x17, code=13), LONG_XID)
+    f = Follower(log)
+    try:
+        f.wait("the Xid after the long line", lambda ev: codes(ev) == [13, 79], timeout=60)
+        with open(f"/proc/{f.p.pid}/status") as st:  # VmHWM: its peak RSS so far
+            rss = int([x for x in st if x.startswith("VmHWM:")][0].split()[1])
+    finally:
+        rc = f.stop()
+    assert rc == 0, rc
+    assert_small("logs --follow", rss, size)
 
 
 def test_follow_survives_truncate_while_reading_from_start(tmp):

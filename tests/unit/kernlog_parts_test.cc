@@ -239,6 +239,44 @@ TEST(KernelLogParts, AnAerGroupCutBetweenTwoPartsStaysWhole) {
   }
 }
 
+TEST(KernelLogParts, AnOverLongLineIsSkippedAndTheRestReadInEveryPart) {
+  // Two lines of 5 MiB (over klog::kMaxLineBytes), one holding an Xid of
+  // its own that must not count, among NVIDIA lines: read in parts or in
+  // one, the lines are skipped, counted, and the text after them decoded as
+  // if they were not there (only the byte count tells).
+  const std::string long_line =
+      "[ 5.0] junk NVRM: Xid (PCI:0000:99:00): 13, " + std::string(5u << 20, 'x') + "\n";
+  const std::string a = sample_log(21, 800);
+  const std::string b = sample_log(22, 800);
+  const std::string tail = "[ 7.0] NVRM: Xid (PCI:0000:41:00): 79, pid=1, GPU has fallen off\n";
+  TempFile with_long(a + long_line + b + long_line + tail);
+  TempFile without(a + b + tail);
+  auto read = [](const std::string& path, const klog::PartPolicy& policy, uint64_t* skipped) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    klog::Feed f(2026);
+    EXPECT_EQ(klog::feed_text_fd(fd, false, &f, policy), "");
+    ::close(fd);
+    *skipped = f.stats.skipped_lines;
+    KernelLogInfo info = f.scanner.finish({});
+    info.bytes = 0;  // the long lines' bytes count as read
+    return dump(info);
+  };
+  uint64_t skipped = 0;
+  const std::string expected =
+      read(without.path, klog::PartPolicy{1u << 30, 8u << 20, 1}, &skipped);
+  EXPECT_EQ(skipped, 0u);
+  EXPECT_NE(expected.find("79|"), std::string::npos) << expected;
+  EXPECT_EQ(expected.find("0000:99:00"), std::string::npos);
+  for (klog::PartPolicy p :
+       {klog::PartPolicy{1u << 30, 8u << 20, 1}, klog::PartPolicy{1024, 8u << 20, 2},
+        klog::PartPolicy{1024, 8u << 20, 8}, klog::PartPolicy{1u << 20, 100, 4}}) {
+    EXPECT_EQ(read(with_long.path, p, &skipped), expected)
+        << "parts of " << p.min_part_bytes << " bytes, " << p.cpus << " threads";
+    EXPECT_EQ(skipped, 2u) << "parts of " << p.min_part_bytes << " bytes, " << p.cpus;
+  }
+}
+
 TEST(KernelLogParts, ASmallFileOrAPipeIsReadInOnePart) {
   const std::string log = sample_log(3, 200);
   TempFile file(log);
