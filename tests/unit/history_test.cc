@@ -629,7 +629,7 @@ std::string flap_json(bool lost, int n) {
                              {"gpus", {"0000:13:00.0"}},
                              {"evidence", {"NVML: GPU_IS_LOST"}}});
   }
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < 20; ++i) {
     j["findings"].push_back({{"id", "check.number-" + std::to_string(i)},
                              {"severity", "ok"},
                              {"summary", std::string(300, 'x')},
@@ -650,26 +650,26 @@ TEST(HistoryStore, AFlappingReportIsStoredAsChangesAndReadBackWhole) {
   std::string path = dir.file("h.db");
   auto store = must_open(path);
   std::vector<std::pair<int64_t, std::string>> written;
-  // Lost and back every 3 s for 2 h 10 min.
-  for (int n = 0; n < 2600; ++n) {
-    int64_t t = kT0 + n * 3000;
+  // Lost and back every 6 s for 2 h 10 min.
+  for (int n = 0; n < 1300; ++n) {
+    int64_t t = kT0 + n * 6000;
     written.emplace_back(t, flap_json(n % 2 == 1, n));
     ASSERT_TRUE(store->add_report(t, flap_report(n % 2 == 1), written.back().second).ok());
   }
   // A whole report at the start and at least hourly; the rest as changes.
   EXPECT_EQ(sql(path, "SELECT count(report_json) FROM reports"), "3");
-  EXPECT_EQ(sql(path, "SELECT count(report_patch) FROM reports"), "2597");
+  EXPECT_EQ(sql(path, "SELECT count(report_patch) FROM reports"), "1297");
   EXPECT_EQ(sql(path,
                 "SELECT count(*) FROM reports r JOIN reports b ON b.id = r.base_id "
                 "WHERE b.report_json IS NOT NULL AND r.time_ms - b.time_ms < 3600000"),
-            "2597");
+            "1297");
   auto whole = std::stoll(sql(path, "SELECT sum(length(report_json)) FROM reports")) / 3;
   auto change = std::stoll(sql(path, "SELECT max(length(report_patch)) FROM reports"));
   EXPECT_LT(change * 10, whole) << change << " bytes of change against " << whole;
 
   // Every report reads back as it was written, text and all.
   auto reader = must_read(path);
-  for (size_t i = 0; i < written.size(); i += 97) {
+  for (size_t i = 0; i < written.size(); i += 47) {
     auto at = reader.report_json_at(written[i].first);
     ASSERT_TRUE(at.ok()) << at.error();
     ASSERT_TRUE(at->has_value());
@@ -683,13 +683,13 @@ TEST(HistoryStore, AFlappingReportIsStoredAsChangesAndReadBackWhole) {
   int64_t cutoff = kT0 + 30 * 60 * 1000 + 1;
   auto removed = store->prune(cutoff);
   ASSERT_TRUE(removed.ok()) << removed.error();
-  EXPECT_EQ(*removed, 601);
+  EXPECT_EQ(*removed, 301);
   EXPECT_EQ(sql(path,
                 "SELECT count(*) FROM reports r LEFT JOIN reports b ON b.id = r.base_id "
                 "WHERE r.report_patch IS NOT NULL AND b.report_json IS NULL"),
             "0");
   auto after = must_read(path);
-  for (size_t i = 601; i < written.size(); i += 53) {
+  for (size_t i = 301; i < written.size(); i += 29) {
     auto at = after.report_json_at(written[i].first);
     ASSERT_TRUE(at.ok()) << at.error();
     ASSERT_TRUE(at->has_value());
@@ -697,10 +697,10 @@ TEST(HistoryStore, AFlappingReportIsStoredAsChangesAndReadBackWhole) {
   }
   // The writer goes on after the prune, from a base that is still there.
   ASSERT_TRUE(
-      store->add_report(kT0 + 2600 * 3000, flap_report(false), flap_json(false, 2600)).ok());
+      store->add_report(kT0 + 1300 * 6000, flap_report(false), flap_json(false, 1300)).ok());
   auto last = must_read(path).report_json_at(kAll);
   ASSERT_TRUE(last.ok() && last->has_value());
-  EXPECT_EQ((*last)->json, flap_json(false, 2600));
+  EXPECT_EQ((*last)->json, flap_json(false, 1300));
   EXPECT_EQ(sql(path, "SELECT report_patch IS NOT NULL FROM reports ORDER BY id DESC LIMIT 1"),
             "1");
 }
