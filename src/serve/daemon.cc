@@ -252,18 +252,19 @@ void Daemon::reprobe_cleared() {
   // Read after the re-probe: every sampler child started from now on opened
   // NVML after the GPU proved itself.
   uint64_t generation = state_->sampler_restarts();
-  bool recovered = false;
+  bool restart = false;  // a GPU admitted, or held as flapping after a re-probe passed
   for (const ReprobeResult& r : results) {
     if (state_->record_reprobe(r, generation, now_unix_ms())) {
-      recovered = true;
+      restart = true;
       note("gpudoctor serve: GPU " + r.bus_id + " healthy again: " + reprobe_line(r));
     } else if (std::string why = state_->flapping_cause(r.bus_id); !why.empty() && r.ok) {
+      restart = true;
       note("gpudoctor serve: GPU " + r.bus_id + " " + why);
     } else {
       note("gpudoctor serve: GPU " + r.bus_id + " still unhealthy: " + reprobe_line(r));
     }
   }
-  if (!recovered) return;
+  if (!restart) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (sampler_ != nullptr) sampler_->request_restart();
 }

@@ -139,13 +139,16 @@ bool RecoveryGate::on_reprobe(const ReprobeResult& r, uint64_t sampler_generatio
   }
   ++g.reprobe_passes;
   if (g.healthy || !g.cleared) return false;
+  // A fresh NVML child answered for it: the sampler child of before, which
+  // may hold the lost handle, is trusted no more, admitted or held (else
+  // its stale "lost" would restart a hold for ever).
+  trust_from_generation_[r.bus_id] = sampler_generation + 1;
   if (!admit(g, now_ms)) return false;
   g.healthy = true;
   g.cleared = false;
   g.cause.clear();
   ++g.recovered;
   g.last_recovery_s = static_cast<double>(now_ms - g.unhealthy_since_ms) / 1000.0;
-  trust_from_generation_[r.bus_id] = sampler_generation + 1;
   return true;
 }
 

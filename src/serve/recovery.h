@@ -72,7 +72,8 @@ class RecoveryGate {
   // A re-probe's result: passed and cleared, the GPU is healthy again;
   // true when that happened (the caller restarts its sampler child, whose
   // generation it passes here). Not when this return makes it flapping
-  // (FlapOptions): then it is held instead.
+  // (FlapOptions): then it is held instead, and the sampler child must be
+  // restarted all the same (flapping() says so).
   bool on_reprobe(const ReprobeResult& r, uint64_t sampler_generation, int64_t now_ms);
 
   // Every GPU seen, by bus id.

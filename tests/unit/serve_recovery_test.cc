@@ -153,8 +153,8 @@ TEST(RecoveryGate, ALostGpuWithoutBusIdIsKnownByItsIndex) {
 constexpr int64_t kSecond = 1000;
 constexpr int64_t kMinute = 60 * kSecond;
 
-// The sampler generation, as the daemon has it: restarted at each
-// admission, so the next loss is believed.
+// The sampler generation, as the daemon has it: restarted after each
+// re-probe that passed (admitted or held), so the next loss is believed.
 uint64_t generation = 0;
 
 // One loss and return: lost by a sample, cleared by a check 2 s later and
@@ -163,7 +163,7 @@ bool lose_and_return(RecoveryGate& gate, int64_t at_ms) {
   gate.on_sample(nvml(true), generation, at_ms);
   gate.on_check(Report{}, snapshot(false), at_ms + 2 * kSecond);
   bool admitted = gate.on_reprobe(reprobe(true), generation, at_ms + 3 * kSecond);
-  if (admitted) ++generation;
+  ++generation;
   return admitted;
 }
 
@@ -200,6 +200,10 @@ TEST(RecoveryGate, AFlappingGpuIsNotReprobedDuringItsHoldAndALossRestartsIt) {
   // Answering and no failing finding, but within the hold: no re-probe.
   EXPECT_TRUE(gate.on_check(Report{}, snapshot(false), held_from + kMinute).empty());
   EXPECT_FALSE(gate.on_reprobe(reprobe(true), 0, held_from + kMinute));
+  // The sampler child of before the hold may hold the lost handle: not
+  // believed, or the hold would never end.
+  gate.on_sample(nvml(true), generation - 1, held_from + 2 * kMinute);
+  EXPECT_EQ(at(gate, kBus).held_until_ms, held_from + 5 * kMinute);
   // Lost again at 4 min: the hold starts over from then.
   gate.on_sample(nvml(true), generation, held_from + 4 * kMinute);
   EXPECT_EQ(at(gate, kBus).held_until_ms, held_from + 9 * kMinute);
