@@ -184,11 +184,74 @@ std::string pointer_token(const std::string& key) {
   return out;
 }
 
+void change_ops(const Json& from, const Json& to, const std::string& path, Json* ops);
+
+// The elements two arrays keep in common, in order (a longest common
+// subsequence of equal elements), as (from index, to index) pairs. Over a
+// million cells of table, only the common head and tail.
+std::vector<std::pair<size_t, size_t>> kept_elements(const Json& from, const Json& to) {
+  size_t nf = from.size(), nt = to.size();
+  std::vector<std::pair<size_t, size_t>> kept;
+  if (nf * nt > (size_t{1} << 20)) {
+    size_t head = 0, tail = 0;
+    while (head < nf && head < nt && from[head] == to[head]) kept.emplace_back(head, head), ++head;
+    while (tail < nf - head && tail < nt - head && from[nf - 1 - tail] == to[nt - 1 - tail]) ++tail;
+    for (size_t t = tail; t > 0; --t) kept.emplace_back(nf - t, nt - t);
+    return kept;
+  }
+  std::vector<std::string> f, t;
+  for (const Json& e : from) f.push_back(e.dump());
+  for (const Json& e : to) t.push_back(e.dump());
+  // lcs[i * (nt + 1) + j]: the common length of from[i..] and to[j..].
+  std::vector<uint32_t> lcs((nf + 1) * (nt + 1), 0);
+  auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (nt + 1) + j]; };
+  for (size_t i = nf; i-- > 0;) {
+    for (size_t j = nt; j-- > 0;) {
+      at(i, j) = f[i] == t[j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+    }
+  }
+  for (size_t i = 0, j = 0; i < nf && j < nt;) {
+    if (f[i] == t[j]) {
+      kept.emplace_back(i++, j++);
+    } else if (at(i + 1, j) >= at(i, j + 1)) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return kept;
+}
+
+// Between two kept elements: the first elements of each side are changed
+// in place (a GPU's readings), the rest of `from` removed, the rest of `to`
+// added. A finding that moved to the top of a report is then one "remove"
+// and one "add", not a replace of every finding in between.
+void array_ops(const Json& from, const Json& to, const std::string& path, Json* ops) {
+  auto kept = kept_elements(from, to);
+  kept.emplace_back(from.size(), to.size());  // the end, kept by no one
+  size_t i = 0, j = 0, k = 0;                 // k: the index in the array as patched so far
+  for (auto [ki, kj] : kept) {
+    size_t mf = ki - i, mt = kj - j, paired = std::min(mf, mt);
+    for (size_t p = 0; p < paired; ++p) {
+      change_ops(from[i + p], to[j + p], path + '/' + std::to_string(k + p), ops);
+    }
+    for (size_t p = paired; p < mf; ++p) {
+      ops->push_back({{"op", "remove"}, {"path", path + '/' + std::to_string(k + paired)}});
+    }
+    for (size_t p = paired; p < mt; ++p) {
+      ops->push_back(
+          {{"op", "add"}, {"path", path + '/' + std::to_string(k + p)}, {"value", to[j + p]}});
+    }
+    k += mt + 1;
+    i = ki + 1;
+    j = kj + 1;
+  }
+}
+
 // The RFC 6902 operations that turn `from` into `to` at `path`. Unlike
-// Json::diff, an array keeps its common head and tail: a finding inserted
-// at the top of a report is one "add", not a replace of every finding
-// after it. An object that gains a key is replaced whole, so a rebuilt
-// report keeps its keys in their order (an "add" would append the key).
+// Json::diff, arrays keep what they have in common (array_ops), and an
+// object that gains a key is replaced whole, so a rebuilt report keeps its
+// keys in their order (an "add" would append the key).
 void change_ops(const Json& from, const Json& to, const std::string& path, Json* ops) {
   if (from == to) return;
   auto replace = [&] { ops->push_back({{"op", "replace"}, {"path", path}, {"value", to}}); };
@@ -208,21 +271,8 @@ void change_ops(const Json& from, const Json& to, const std::string& path, Json*
     }
     return;
   }
-  if (!from.is_array()) return replace();
-  size_t nf = from.size(), nt = to.size(), head = 0, tail = 0;
-  while (head < nf && head < nt && from[head] == to[head]) ++head;
-  while (tail < nf - head && tail < nt - head && from[nf - 1 - tail] == to[nt - 1 - tail]) ++tail;
-  size_t mf = nf - head - tail, mt = nt - head - tail, paired = std::min(mf, mt);
-  for (size_t i = 0; i < paired; ++i) {
-    change_ops(from[head + i], to[head + i], path + '/' + std::to_string(head + i), ops);
-  }
-  for (size_t i = paired; i < mf; ++i) {
-    ops->push_back({{"op", "remove"}, {"path", path + '/' + std::to_string(head + paired)}});
-  }
-  for (size_t i = paired; i < mt; ++i) {
-    ops->push_back(
-        {{"op", "add"}, {"path", path + '/' + std::to_string(head + i)}, {"value", to[head + i]}});
-  }
+  if (from.is_array()) return array_ops(from, to, path, ops);
+  replace();
 }
 
 // The JSON Patch (RFC 6902) that turns `from` into `to`, as compact text.
