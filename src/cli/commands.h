@@ -187,6 +187,9 @@ struct ServeArgs {
   std::string log_window = "2h";          // --log-window, as for check
   std::string from;                       // --from SNAPSHOT: serve a recorded machine (demo)
   std::string diag_helper;                // --diag-helper PATH|none: the recovery re-probe's
+  int flap_returns = 3;                   // --flap-returns: returns within --flap-window ...
+  std::string flap_window = "10m";        // --flap-window
+  std::string flap_hold = "5m";           // --flap-hold: ... hold a flapping GPU this long
   std::vector<std::string> only;          // --only IDS
   std::vector<std::string> skip;          // --skip IDS
 };

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -96,7 +98,10 @@ int run_serve(const ServeArgs& args) {
   auto retention = duration_flag("--retention", args.retention, 60);
   auto diag_max_age = duration_flag("--diag-max-age", args.diag_max_age, 1);
   auto window = duration_flag("--log-window", args.log_window, 0.001);
-  for (const auto* d : {&interval, &check_interval, &retention, &diag_max_age, &window}) {
+  auto flap_window = duration_flag("--flap-window", args.flap_window, 0.001);
+  auto flap_hold = duration_flag("--flap-hold", args.flap_hold, 0.001);
+  for (const auto* d :
+       {&interval, &check_interval, &retention, &diag_max_age, &window, &flap_window, &flap_hold}) {
     if (!d->ok()) {
       print_error(d->error());
       return kExitUsage;
@@ -138,6 +143,10 @@ int run_serve(const ServeArgs& args) {
   opt.check_interval_s = *check_interval;
   opt.retention_s = *retention;
   opt.diag_max_age_s = *diag_max_age;
+  opt.flap.returns = args.flap_returns;
+  opt.flap.window_ms = std::llround(*flap_window * 1000);
+  opt.flap.hold_ms = std::llround(*flap_hold * 1000);
+  opt.flap.max_hold_ms = std::max<int64_t>(opt.flap.max_hold_ms, opt.flap.hold_ms);
   opt.probe = args.probe;
   opt.probe.self_exe = probe_child_exe();
   opt.env = current_environment();

@@ -44,6 +44,18 @@ void setup_serve(CLI::App* app, ServeArgs* args) {
                   "(demo and test mode: no NVML child, no kernel-log follower)")
       ->option_text("SNAPSHOT");
   add_diag_helper_option(app, &args->diag_helper);
+  app->add_option("--flap-returns", args->flap_returns,
+                  "A GPU that comes back this many times within --flap-window is flapping: held "
+                  "unhealthy instead of admitted (default 3; 0 never)")
+      ->option_text("N")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--flap-window", args->flap_window,
+                  "The window --flap-returns counts in (default 10m)")
+      ->option_text("DURATION");
+  app->add_option("--flap-hold", args->flap_hold,
+                  "How long a flapping GPU must stay without a loss before a re-probe may admit "
+                  "it; doubled at each further episode, up to 1h or this (default 5m)")
+      ->option_text("DURATION");
   add_probe_options(app, &args->probe);
 }
 

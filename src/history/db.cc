@@ -19,7 +19,8 @@ namespace {
 // Times are unix ms (UTC). findings holds only the findings that say
 // something (info, warn, fail), not the dozens of ok and n/a ones each
 // report carries; reports.report_json is NULL when the report said the same
-// as the one before (see store.cc).
+// as the one before, or (schema 3) when report_patch holds it as a change
+// (see store.cc).
 constexpr const char* kMigrations[] = {
     // 0 -> 1
     R"sql(
@@ -92,6 +93,15 @@ CREATE TABLE diag_findings (
 );
 CREATE INDEX diag_findings_run ON diag_findings(run_id);
 CREATE INDEX diag_findings_time ON diag_findings(time_ms);
+)sql",
+    // 2 -> 3: a report's JSON as a change (store.cc): report_patch, an RFC
+    // 6902 JSON Patch that turns the report_json of row base_id (always a
+    // full one) into this report's. A GPU that comes and goes changes one
+    // finding and a few values, not the whole 45 kB report.
+    R"sql(
+ALTER TABLE reports ADD COLUMN base_id INTEGER;
+ALTER TABLE reports ADD COLUMN report_patch TEXT;
+CREATE INDEX reports_base ON reports(base_id) WHERE base_id IS NOT NULL;
 )sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
@@ -239,6 +249,27 @@ Result<bool> setup_writer(sqlite3* db, const std::string& path, bool blank) {
   return migrate(db, path);
 }
 
+// path as an SQLite URI, opened read-only and immutable.
+Result<Db> open_immutable(const std::string& path) {
+  // A URI's path: '%', '?' and '#' escaped; a relative one stays relative.
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?mode=ro&immutable=1";
+  sqlite3* h = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  Db db(h);
+  if (rc != SQLITE_OK) return Error{path + ": cannot open read-only: " + db.errmsg()};
+  return db;
+}
+
 }  // namespace
 
 Result<bool> quick_check(sqlite3* db, const std::string& path) {
@@ -336,6 +367,21 @@ Result<Db> open_db(const std::string& path, OpenMode mode) {
   }
 
   auto id = read_identity(h, path);
+  if (!id.ok() && !may_write) {
+    // A WAL history in a place no one may write (a read-only mount, a
+    // backup copy): with no -shm beside it, a read-only connection cannot
+    // build the WAL index (SQLITE_CANTOPEN / READONLY). Opened immutable,
+    // SQLite reads the file alone, taking no locks; nothing can write it
+    // there anyway. What a -wal beside it holds is then not seen.
+    int code = sqlite3_errcode(h) & 0xff;
+    if (code == SQLITE_CANTOPEN || code == SQLITE_READONLY) {
+      auto ro = open_immutable(path);
+      if (!ro.ok()) return Error{ro.error()};
+      db = std::move(*ro);
+      h = db.get();
+      id = read_identity(h, path);
+    }
+  }
   if (!id.ok()) return Error{id.error()};
   if (auto v = verdict(h, *id, path, mode); !v.ok()) return Error{v.error()};
   if (mode == OpenMode::kRead) return db;

@@ -19,7 +19,7 @@ namespace gd::history {
 inline constexpr int32_t kApplicationId = 0x47444853;
 // PRAGMA user_version: the schema this build writes and reads. Older files
 // are migrated by the writer; newer ones are refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 // How long a statement waits for the other process's lock (a reader during
 // the writer's checkpoint, two writers) before failing with "database is
 // locked", in ms.

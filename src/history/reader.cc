@@ -126,6 +126,43 @@ Result<bool> HistoryReader::for_each_report(int64_t from_ms, int64_t to_ms,
   return true;
 }
 
+Result<std::optional<HistoryReader::JsonAt>> HistoryReader::report_json_at(int64_t ms) {
+  auto s = Stmt::prepare(db_.get(),
+                         "SELECT id, time_ms, report_json, base_id, report_patch FROM reports "
+                         "WHERE time_ms <= ?1 AND (report_json IS NOT NULL OR "
+                         "report_patch IS NOT NULL) ORDER BY time_ms DESC, id DESC LIMIT 1");
+  if (!s.ok()) return fail(s.error());
+  s->bind_int(1, ms);
+  int rc = s->step();
+  if (rc == SQLITE_DONE) return std::optional<JsonAt>();
+  if (rc != SQLITE_ROW) return fail(db_.errmsg());
+  JsonAt at{s->int64(0), s->int64(1), s->text(2)};
+  if (!s->is_null(2)) return std::optional<JsonAt>(std::move(at));
+  int64_t base_id = s->int64(3);
+  std::string patch = s->text(4);
+  s->reset();
+  auto b = Stmt::prepare(db_.get(), "SELECT report_json FROM reports WHERE id = ?1");
+  if (!b.ok()) return fail(b.error());
+  b->bind_int(1, base_id);
+  rc = b->step();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(db_.errmsg());
+  // Ordered, as render_json wrote it: the rebuilt text reads as the original.
+  using Json = nlohmann::ordered_json;
+  auto base = Json::parse(rc == SQLITE_ROW ? b->text(0) : "", nullptr, false);
+  auto p = Json::parse(patch, nullptr, false);
+  if (base.is_discarded() || p.is_discarded() || !p.is_array()) {
+    return fail("report " + std::to_string(at.id) + ": its change from report " +
+                std::to_string(base_id) + " cannot be applied (that report's JSON is missing)");
+  }
+  try {
+    at.json = base.patch(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  } catch (const Json::exception& e) {
+    return fail("report " + std::to_string(at.id) + ": its change from report " +
+                std::to_string(base_id) + " does not apply: " + e.what());
+  }
+  return std::optional<JsonAt>(std::move(at));
+}
+
 Result<std::vector<StoredGpu>> HistoryReader::gpus() {
   // The newest few report JSONs are enough: GPUs seldom change, and a
   // report JSON is stored at least hourly.

@@ -94,6 +94,17 @@ class HistoryReader {
   // them need not sit in memory).
   Result<bool> for_each_report(int64_t from_ms, int64_t to_ms,
                                const std::function<void(const StoredReport&)>& fn);
+  // The full JSON of the report in force at ms (the last one at or before
+  // it), as `gpudoctor check --json` printed it: stored whole, or rebuilt
+  // from the report it was stored as a change from (history/store.h). A
+  // report that said the same as the one before has that one's JSON.
+  // nullopt: no report with a JSON at or before ms.
+  struct JsonAt {
+    int64_t id = 0;       // the report whose JSON it is
+    int64_t time_ms = 0;  // unix ms
+    std::string json;
+  };
+  Result<std::optional<JsonAt>> report_json_at(int64_t ms);
   // Every GPU the stored report JSON names, the newest report's word on
   // each, newest first.
   Result<std::vector<StoredGpu>> gpus();

@@ -1,9 +1,11 @@
 #include "history/store.h"
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
@@ -134,7 +136,8 @@ class Transaction {
 };
 
 constexpr const char* kInsertReport =
-    "INSERT INTO reports (time_ms, verdict, findings, report_json) VALUES (?1, ?2, ?3, ?4)";
+    "INSERT INTO reports (time_ms, verdict, findings, report_json, base_id, report_patch) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 constexpr const char* kInsertFinding =
     "INSERT INTO findings (report_id, time_ms, id, severity, gpus, summary) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
@@ -158,10 +161,155 @@ constexpr const char* kInsertEvent =
     "first_seen_ms, last_seen_ms, count, stored_ms, updated_ms) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)";
 
+// Reports as render_json writes them: keys in their order, two-space
+// indent, a final newline; a rebuilt report reads the same as the original.
+using Json = nlohmann::ordered_json;
+
+std::string report_text(const Json& j) {
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+// "/a~1b" for the key "a/b" (RFC 6901).
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void change_ops(const Json& from, const Json& to, const std::string& path, Json* ops);
+
+// The elements two arrays keep in common, in order (a longest common
+// subsequence of equal elements), as (from index, to index) pairs. Over a
+// million cells of table, only the common head and tail.
+std::vector<std::pair<size_t, size_t>> kept_elements(const Json& from, const Json& to) {
+  size_t nf = from.size(), nt = to.size();
+  std::vector<std::pair<size_t, size_t>> kept;
+  if (nf * nt > (size_t{1} << 20)) {
+    size_t head = 0, tail = 0;
+    while (head < nf && head < nt && from[head] == to[head]) kept.emplace_back(head, head), ++head;
+    while (tail < nf - head && tail < nt - head && from[nf - 1 - tail] == to[nt - 1 - tail]) ++tail;
+    for (size_t t = tail; t > 0; --t) kept.emplace_back(nf - t, nt - t);
+    return kept;
+  }
+  std::vector<std::string> f, t;
+  for (const Json& e : from) f.push_back(e.dump());
+  for (const Json& e : to) t.push_back(e.dump());
+  // lcs[i * (nt + 1) + j]: the common length of from[i..] and to[j..].
+  std::vector<uint32_t> lcs((nf + 1) * (nt + 1), 0);
+  auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (nt + 1) + j]; };
+  for (size_t i = nf; i-- > 0;) {
+    for (size_t j = nt; j-- > 0;) {
+      at(i, j) = f[i] == t[j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+    }
+  }
+  for (size_t i = 0, j = 0; i < nf && j < nt;) {
+    if (f[i] == t[j]) {
+      kept.emplace_back(i++, j++);
+    } else if (at(i + 1, j) >= at(i, j + 1)) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return kept;
+}
+
+// Between two kept elements: the first elements of each side are changed
+// in place (a GPU's readings), the rest of `from` removed, the rest of `to`
+// added. A finding that moved to the top of a report is then one "remove"
+// and one "add", not a replace of every finding in between.
+void array_ops(const Json& from, const Json& to, const std::string& path, Json* ops) {
+  auto kept = kept_elements(from, to);
+  kept.emplace_back(from.size(), to.size());  // the end, kept by no one
+  size_t i = 0, j = 0, k = 0;                 // k: the index in the array as patched so far
+  for (auto [ki, kj] : kept) {
+    size_t mf = ki - i, mt = kj - j, paired = std::min(mf, mt);
+    for (size_t p = 0; p < paired; ++p) {
+      change_ops(from[i + p], to[j + p], path + '/' + std::to_string(k + p), ops);
+    }
+    for (size_t p = paired; p < mf; ++p) {
+      ops->push_back({{"op", "remove"}, {"path", path + '/' + std::to_string(k + paired)}});
+    }
+    for (size_t p = paired; p < mt; ++p) {
+      ops->push_back(
+          {{"op", "add"}, {"path", path + '/' + std::to_string(k + p)}, {"value", to[j + p]}});
+    }
+    k += mt + 1;
+    i = ki + 1;
+    j = kj + 1;
+  }
+}
+
+// The RFC 6902 operations that turn `from` into `to` at `path`. Unlike
+// Json::diff, arrays keep what they have in common (array_ops), and an
+// object that gains a key is replaced whole, so a rebuilt report keeps its
+// keys in their order (an "add" would append the key).
+void change_ops(const Json& from, const Json& to, const std::string& path, Json* ops) {
+  if (from == to) return;
+  auto replace = [&] { ops->push_back({{"op", "replace"}, {"path", path}, {"value", to}}); };
+  if (from.type() != to.type()) return replace();
+  if (from.is_object()) {
+    for (const auto& [key, value] : to.items()) {
+      if (!from.contains(key)) return replace();
+    }
+    for (const auto& [key, value] : from.items()) {
+      std::string at = path + '/' + pointer_token(key);
+      auto it = to.find(key);
+      if (it == to.end()) {
+        ops->push_back({{"op", "remove"}, {"path", at}});
+      } else {
+        change_ops(value, *it, at, ops);
+      }
+    }
+    return;
+  }
+  if (from.is_array()) return array_ops(from, to, path, ops);
+  replace();
+}
+
+// The JSON Patch (RFC 6902) that turns `from` into `to`, as compact text.
+std::string patch_text(const Json& from, const Json& to) {
+  Json ops = Json::array();
+  change_ops(from, to, "", &ops);
+  return ops.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// base with patch (text) applied; nullopt when the patch does not parse or
+// apply (a hand-edited row).
+std::optional<Json> patched(const Json& base, const std::string& patch) {
+  auto p = Json::parse(patch, nullptr, false);
+  if (p.is_discarded() || !p.is_array()) return std::nullopt;
+  try {
+    return base.patch(p);
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+}
+
 class SqliteStore final : public HistoryStore {
  public:
-  SqliteStore(std::string path, Db db, std::string boot_id)
-      : path_(std::move(path)), db_(std::move(db)), boot_id_(std::move(boot_id)) {}
+  SqliteStore(std::string path, Db db, std::string boot_id, bool report_patches)
+      : path_(std::move(path)),
+        db_(std::move(db)),
+        boot_id_(std::move(boot_id)),
+        report_patches_(report_patches) {
+    // The file as opened: open_db has just opened this path, so a stat now
+    // names the same inode (a rename in between is the race replaced()
+    // exists to catch, one write later).
+    struct stat st {};
+    if (stat(path_.c_str(), &st) == 0) {
+      dev_ = st.st_dev;
+      ino_ = st.st_ino;
+    }
+  }
 
   Result<bool> prepare() {
     struct {
@@ -186,6 +334,19 @@ class SqliteStore final : public HistoryStore {
     bool with_json = !report_json.empty() &&
                      (sig != last_signature_ || !last_json_ms_ || unix_ms < *last_json_ms_ ||
                       unix_ms - *last_json_ms_ >= kReportJsonEveryMs);
+    // A changed report within the hour of the last full one: stored as the
+    // change from that one where the change is under half the report.
+    // Every patch names a full report at most kReportJsonEveryMs older, so
+    // reading any report back is one parse and one patch.
+    Json parsed;
+    std::string patch;
+    if (with_json) parsed = Json::parse(report_json, nullptr, false);
+    if (with_json && base_ && !parsed.is_discarded() && unix_ms >= base_->ms &&
+        unix_ms - base_->ms < kReportJsonEveryMs) {
+      std::string p = patch_text(base_->json, parsed);
+      if (p.size() * 2 < report_json.size()) patch = std::move(p);
+    }
+    bool full = with_json && patch.empty();
     Transaction tx(db_.get());
     if (auto b = tx.begin(); !b.ok()) return fail(b.error());
     Stmt& ins = insert_report_;
@@ -193,17 +354,33 @@ class SqliteStore final : public HistoryStore {
     ins.bind_int(1, unix_ms);
     ins.bind_text(2, severity_name(r.verdict));
     ins.bind_int(3, stored_findings(r));
-    if (with_json) {
+    if (full) {
       ins.bind_text(4, report_json);
     } else {
       ins.bind_null(4);
+    }
+    if (!patch.empty()) {
+      ins.bind_int(5, base_->id);
+      ins.bind_text(6, patch);
+    } else {
+      ins.bind_null(5);
+      ins.bind_null(6);
     }
     if (auto s = history::step_done(db_.get(), ins); !s.ok()) return fail(s.error());
     int64_t report_id = sqlite3_last_insert_rowid(db_.get());
     if (auto s = insert_findings(insert_finding_, report_id, unix_ms, r, false); !s.ok()) return s;
     if (auto c = tx.commit(); !c.ok()) return fail(c.error());
     last_signature_ = std::move(sig);
-    if (with_json) last_json_ms_ = unix_ms;
+    if (full) {
+      last_json_ms_ = unix_ms;
+      // Patches are made against it from now; a JSON that does not parse
+      // is never a base (its successors are stored whole).
+      if (report_patches_ && !parsed.is_discarded()) {
+        base_ = Base{report_id, unix_ms, std::move(parsed)};
+      } else {
+        base_.reset();
+      }
+    }
     return true;
   }
 
@@ -294,6 +471,7 @@ class SqliteStore final : public HistoryStore {
                       {"DELETE FROM diag_findings WHERE time_ms < ?1", false},
                       {"DELETE FROM diag_runs WHERE time_ms < ?1", true},
                       {"DELETE FROM events WHERE last_seen_ms < ?1", true}};
+      if (auto rb = rebase_patches(cutoff_unix_ms); !rb.ok()) return fail(rb.error());
       for (const auto& del : kDeletes) {
         auto s = Stmt::prepare(db_.get(), del.sql);
         if (!s.ok()) return fail(s.error());
@@ -308,12 +486,38 @@ class SqliteStore final : public HistoryStore {
     // Hands the freed pages back to the file system (auto_vacuum is
     // INCREMENTAL); a failure here loses nothing.
     if (removed > 0) history::exec(db_.get(), "PRAGMA incremental_vacuum");
+    if (base_ && base_->ms < cutoff_unix_ms)
+      base_.reset();  // gone: the next change is stored whole
     return removed;
   }
 
   Result<bool> check_intact() override {
     std::lock_guard lock(mu_);
     return history::quick_check(db_.get(), path_);
+  }
+
+  void close_replaced() override {
+    std::lock_guard lock(mu_);
+    history::exec(db_.get(), "PRAGMA wal_checkpoint(TRUNCATE)");
+    for (Stmt* s : {&insert_report_, &insert_finding_, &insert_diag_run_, &insert_diag_finding_,
+                    &find_event_, &latest_run_, &update_event_, &insert_event_}) {
+      *s = Stmt();
+    }
+    db_ = Db();
+    struct stat st {};
+    if (stat(path_.c_str(), &st) != 0 && errno == ENOENT) {
+      unlink((path_ + "-wal").c_str());
+      unlink((path_ + "-shm").c_str());
+    }
+  }
+
+  std::string replaced() const override {
+    struct stat st {};
+    // Only a path that names no file, or another one, counts: a stat that
+    // fails otherwise (EACCES on a directory) says nothing about the file.
+    if (stat(path_.c_str(), &st) != 0) return errno == ENOENT ? "moved or deleted" : "";
+    if (st.st_dev != dev_ || st.st_ino != ino_) return "replaced by another file";
+    return "";
   }
 
  private:
@@ -331,6 +535,73 @@ class SqliteStore final : public HistoryStore {
     s.bind_text(3, e.type);
     s.bind_int(4, e.code);
     s.bind_text(5, e.gpu);
+  }
+
+  // Before a prune drops reports older than cutoff_ms: the patches that
+  // would outlive their base get a new one. Per old base, the oldest such
+  // report is stored whole and the others as changes from it. A patch that
+  // no longer applies (a hand-edited row) is dropped, its report kept.
+  Result<bool> rebase_patches(int64_t cutoff_ms) {
+    struct Row {
+      int64_t id, base;
+      std::string patch;
+    };
+    std::vector<Row> rows;
+    {
+      auto s = Stmt::prepare(db_.get(),
+                             // From the bases about to go (few, by time),
+                             // to their patches (reports_base).
+                             "SELECT r.id, r.base_id, r.report_patch FROM reports b "
+                             "JOIN reports r ON r.base_id = b.id "
+                             "WHERE b.time_ms < ?1 AND r.time_ms >= ?1 "
+                             "ORDER BY r.base_id, r.time_ms, r.id");
+      if (!s.ok()) return Error{s.error()};
+      s->bind_int(1, cutoff_ms);
+      int rc;
+      while ((rc = s->step()) == SQLITE_ROW) rows.push_back({s->int64(0), s->int64(1), s->text(2)});
+      if (rc != SQLITE_DONE) return Error{db_.errmsg()};
+    }
+    if (rows.empty()) return true;
+    auto base_json = Stmt::prepare(db_.get(), "SELECT report_json FROM reports WHERE id = ?1");
+    auto update = Stmt::prepare(
+        db_.get(),
+        "UPDATE reports SET report_json = ?2, base_id = ?3, report_patch = ?4 WHERE id = ?1");
+    if (!base_json.ok()) return Error{base_json.error()};
+    if (!update.ok()) return Error{update.error()};
+    int64_t old_base = 0;
+    Json old_json;
+    std::optional<std::pair<int64_t, Json>> new_base;
+    for (const Row& row : rows) {
+      if (row.base != old_base) {
+        old_base = row.base;
+        new_base.reset();
+        base_json->reset();
+        base_json->bind_int(1, row.base);
+        std::string text = base_json->step() == SQLITE_ROW ? base_json->text(0) : "";
+        base_json->reset();
+        old_json = Json::parse(text, nullptr, false);
+      }
+      std::optional<Json> full;
+      if (!old_json.is_discarded()) full = patched(old_json, row.patch);
+      update->reset();
+      update->bind_int(1, row.id);
+      if (!full) {
+        update->bind_null(2);  // dropped: the report keeps its verdict and findings
+        update->bind_null(3);
+        update->bind_null(4);
+      } else if (!new_base) {
+        update->bind_text(2, report_text(*full));
+        update->bind_null(3);
+        update->bind_null(4);
+        new_base.emplace(row.id, std::move(*full));
+      } else {
+        update->bind_null(2);
+        update->bind_int(3, new_base->first);
+        update->bind_text(4, patch_text(new_base->second, *full));
+      }
+      if (auto u = history::step_done(db_.get(), *update); !u.ok()) return u;
+    }
+    return true;
   }
 
   // The stored run an event belongs to: the row with its first occurrence,
@@ -385,8 +656,19 @@ class SqliteStore final : public HistoryStore {
   Stmt insert_report_, insert_finding_, insert_diag_run_, insert_diag_finding_, find_event_,
       latest_run_, update_event_, insert_event_;
   std::string boot_id_;
+  dev_t dev_ = 0;  // the file opened, for replaced()
+  ino_t ino_ = 0;
   std::string last_signature_;
-  std::optional<int64_t> last_json_ms_;
+  std::optional<int64_t> last_json_ms_;  // the last report stored whole
+  // The last report stored whole, which changes are made against; none
+  // before the first, after it was pruned, or without report_patches_.
+  struct Base {
+    int64_t id = 0;
+    int64_t ms = 0;
+    Json json;
+  };
+  std::optional<Base> base_;
+  bool report_patches_ = true;
 };
 
 }  // namespace
@@ -406,10 +688,11 @@ std::string default_history_path() {
 }
 
 Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create,
-                                                   std::string boot_id) {
+                                                   std::string boot_id, bool report_patches) {
   auto db = history::open_db(path, create ? history::OpenMode::kCreate : history::OpenMode::kWrite);
   if (!db.ok()) return Error{db.error()};
-  auto store = std::make_unique<SqliteStore>(path, std::move(*db), std::move(boot_id));
+  auto store =
+      std::make_unique<SqliteStore>(path, std::move(*db), std::move(boot_id), report_patches);
   if (auto p = store->prepare(); !p.ok()) return Error{p.error()};
   return std::unique_ptr<HistoryStore>(std::move(store));
 }

@@ -23,10 +23,13 @@ namespace gd {
 // history.db, else ~/.local/state/gpudoctor/history.db.
 std::string default_history_path();
 
-// A report's JSON is stored again after this long even when nothing
+// A report's JSON is stored whole again after this long even when nothing
 // changed (ms), so the GPUs' identities stay at hand; in between, reports
 // that say the same as the previous one keep only their verdict and
-// findings.
+// findings, and reports that say something else keep their JSON as the
+// change (a JSON Patch) from the last one stored whole, when that is under
+// half the report (docs/history.md). Reading any report back is then one
+// full JSON and at most one patch.
 inline constexpr int64_t kReportJsonEveryMs = 3600 * 1000;
 
 class HistoryStore {
@@ -65,14 +68,30 @@ class HistoryStore {
   // SQLite's consistency check of the file (history::quick_check), asked
   // after a write failed. Error: the file is damaged, in one line.
   virtual Result<bool> check_intact() = 0;
+  // "" while the path still names the file this store opened (same device
+  // and inode); else what happened to it ("moved or deleted", "replaced by
+  // another file").
+  // An SQLite connection keeps writing into the file it opened, so a
+  // history moved or deleted under the writer would go on, unseen, in an
+  // inode no one can find: the writer asks before each write and opens the
+  // path again.
+  virtual std::string replaced() const { return ""; }
+  // After replaced(): writes what the WAL holds into the file this store
+  // opened (a moved file keeps every commit), closes it, and, where the
+  // path names no file, removes the -wal and -shm left there: they belong
+  // to the old file, and SQLite would read them into a new one at the path
+  // ("disk I/O error"). The store is of no use afterwards.
+  virtual void close_replaced() {}
 };
 
 // Opens (creating the file and its directory when `create`) and migrates
 // the schema. Error: unreadable, not a gpudoctor history, newer schema.
 // boot_id: the running boot's (boot_id_or_btime, probe/rootfs.h), which
 // keeps kernel events of different boots apart: their kernel log times all
-// restart at 0. The caller reads it through RootFs.
+// restart at 0. The caller reads it through RootFs. report_patches false:
+// every changed report's JSON is stored whole, as before schema 3 (the
+// baseline of bench/history_flap.py).
 Result<std::unique_ptr<HistoryStore>> open_history(const std::string& path, bool create,
-                                                   std::string boot_id);
+                                                   std::string boot_id, bool report_patches = true);
 
 }  // namespace gd

@@ -56,7 +56,7 @@ Daemon::Daemon(DaemonOptions opt) : opt_(std::move(opt)) {
   // A recorded machine is shown under its own name, not this host's.
   std::string host = opt_.from && !opt_.from->hostname.empty() ? opt_.from->hostname : host_name();
   state_ = std::make_unique<DaemonState>(host, now, opt_.interval_s, opt_.check_interval_s,
-                                         opt_.diag_max_age_s);
+                                         opt_.diag_max_age_s, opt_.flap);
   if (!opt_.log) {
     opt_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   }
@@ -252,16 +252,19 @@ void Daemon::reprobe_cleared() {
   // Read after the re-probe: every sampler child started from now on opened
   // NVML after the GPU proved itself.
   uint64_t generation = state_->sampler_restarts();
-  bool recovered = false;
+  bool restart = false;  // a GPU admitted, or held as flapping after a re-probe passed
   for (const ReprobeResult& r : results) {
     if (state_->record_reprobe(r, generation, now_unix_ms())) {
-      recovered = true;
+      restart = true;
       note("gpudoctor serve: GPU " + r.bus_id + " healthy again: " + reprobe_line(r));
+    } else if (std::string why = state_->flapping_cause(r.bus_id); !why.empty() && r.ok) {
+      restart = true;
+      note("gpudoctor serve: GPU " + r.bus_id + " " + why);
     } else {
       note("gpudoctor serve: GPU " + r.bus_id + " still unhealthy: " + reprobe_line(r));
     }
   }
-  if (!recovered) return;
+  if (!restart) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (sampler_ != nullptr) sampler_->request_restart();
 }
@@ -323,6 +326,18 @@ void Daemon::write_history(const CheckState& c, const std::string& report_json) 
            " (serving on; later history errors are only counted)");
     }
   };
+  if (history_) {
+    // Moved or deleted under us: SQLite would go on writing the old inode,
+    // which nobody can read. Said once per time it happens, then the path
+    // gets a new history with the current report.
+    if (std::string what = history_->replaced(); !what.empty()) {
+      diag_reader_.reset();
+      history_->close_replaced();
+      history_.reset();
+      note("gpudoctor serve: history " + opt_.history_path + ": " + what +
+           " under the daemon; starting a new history there");
+    }
+  }
   if (!history_) {
     auto h = open_history(opt_.history_path, true, boot_id_or_btime(RootFs(opt_.probe.root)));
     if (!h.ok()) return failed(h.error());

@@ -50,6 +50,8 @@ struct DaemonOptions {
   // The recovery gate's re-probe runs a level-1 diag with this helper
   // (gpudoctor-diag, --diag-helper); "" = NVML and CUDA only.
   std::string diag_helper;
+  // The recovery gate's hysteresis against a flapping GPU (--flap-*).
+  FlapOptions flap;
   std::shared_ptr<const Snapshot> from;  // --from: a recorded machine; null = this one
   // How long start() waits for the first sample and check before serving
   // (a hung GPU must not keep the port closed for a whole deadline).

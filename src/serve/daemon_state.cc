@@ -83,13 +83,14 @@ std::string report_json_with_diag(const std::string& report_json, const DiagStat
 }
 
 DaemonState::DaemonState(std::string hostname, int64_t started_unix_ms, double interval_s,
-                         double check_interval_s, double diag_max_age_s)
+                         double check_interval_s, double diag_max_age_s, FlapOptions flap)
     : hostname_(std::move(hostname)),
       started_ms_(started_unix_ms),
       interval_s_(interval_s),
       check_interval_s_(check_interval_s),
       diag_max_age_s_(diag_max_age_s),
-      sample_(std::make_shared<SampleState>()) {}
+      sample_(std::make_shared<SampleState>()),
+      gate_(flap) {}
 
 void DaemonState::record_sample(const SampleResult& r, int64_t now_unix_ms,
                                 const SamplerCounters& c) {
@@ -206,6 +207,14 @@ bool DaemonState::record_reprobe(const ReprobeResult& r, uint64_t sampler_genera
                                  int64_t now_unix_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   return gate_.on_reprobe(r, sampler_generation, now_unix_ms);
+}
+
+std::string DaemonState::flapping_cause(const std::string& bus_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const GpuHealth& g : gate_.gpus()) {
+    if (g.bus_id == bus_id && g.flapping) return g.cause;
+  }
+  return "";
 }
 
 ExporterView DaemonState::view(int64_t now_unix_ms) const {

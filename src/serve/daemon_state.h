@@ -46,7 +46,7 @@ std::string report_json_with_diag(const std::string& report_json, const DiagStat
 class DaemonState {
  public:
   DaemonState(std::string hostname, int64_t started_unix_ms, double interval_s,
-              double check_interval_s, double diag_max_age_s = 7 * 86400.0);
+              double check_interval_s, double diag_max_age_s = 7 * 86400.0, FlapOptions flap = {});
 
   // One sampling attempt: a good one replaces the sample; a failed one
   // keeps the last good sample (served, marked stale) and records why.
@@ -69,6 +69,9 @@ class DaemonState {
   void record_kernel_event(const KernelEvent& e);
   void set_kernel_log_source(std::string source);
   void set_history_ok(bool ok);
+  // The gate's cause for a GPU it holds as flapping ("flapping: back 3
+  // times within 10m; held 5m without a loss"); "" otherwise.
+  std::string flapping_cause(const std::string& bus_id) const;
   // The newest diag run in the history (null: none).
   void record_diag(std::shared_ptr<const DiagState> diag);
   // The id of the diag run held (0: none), for "has a newer one come".

@@ -73,6 +73,8 @@ const std::vector<MetricFamily> kFamilies = {
   {"gpudoctor_gpu_recovered_total", "counter", "Times the GPU was proven healthy again by a re-probe after being unhealthy."},
   {"gpudoctor_gpu_recovery_seconds", "gauge", "How long the GPU's last recovery took: from turning unhealthy to the re-probe that passed."},
   {"gpudoctor_gpu_reprobes_total", "counter", "Re-probes of the GPU after its cause cleared, by result (pass, fail)."},
+  {"gpudoctor_gpu_flapping", "gauge", "1 while the GPU is held unhealthy as flapping: it came back --flap-returns times within --flap-window, and must stay without a loss for a whole hold before a re-probe may admit it."},
+  {"gpudoctor_gpu_flaps_total", "counter", "Times the GPU was found flapping."},
   {"gpudoctor_gpu_info", "gauge", "The GPU's model and VBIOS version, as labels; always 1."},
   {"gpudoctor_gpu_temperature_celsius", "gauge", "GPU die temperature."},
   {"gpudoctor_gpu_memory_temperature_celsius", "gauge", "GPU memory (HBM) temperature."},
@@ -500,6 +502,8 @@ void add_gpu_health(const std::vector<GpuHealth>& gpus, Exposition* e) {
            label_text({{"result", "pass"}}));
     e->add("gpudoctor_gpu_reprobes_total", base, static_cast<double>(g.reprobe_failures),
            label_text({{"result", "fail"}}));
+    e->add("gpudoctor_gpu_flapping", base, g.flapping ? 1 : 0);
+    e->add("gpudoctor_gpu_flaps_total", base, static_cast<double>(g.flaps));
   }
 }
 

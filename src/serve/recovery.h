@@ -5,8 +5,13 @@
 //    fresh NVML child answers for it (the driver's recovery action is None
 //    after Xid 154, the GPU was reset or re-bound: the checks say which);
 //  - a re-probe in isolated children passed (diag/reprobe.h).
-// Pure: the daemon feeds it samples, checks and re-probe results, and runs
-// the re-probes it asks for.
+// A GPU that keeps coming back and going again is "flapping": its
+// FlapOptions::returns-th return within the window is not admitted; it is
+// held unhealthy for a hold that doubles at each further flapping episode,
+// restarts whenever the GPU is lost or fails again, and ends only with a
+// re-probe that passes after a whole hold without a loss.
+// Pure: the daemon feeds it samples, checks and re-probe results (with the
+// times), and runs the re-probes it asks for.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,14 @@
 #include "snapshot/snapshot.h"
 
 namespace gd {
+
+// The hysteresis against a flapping GPU (docs/serve.md "Flapping").
+struct FlapOptions {
+  int returns = 3;                     // this many returns within window_ms ...
+  int64_t window_ms = 10 * 60 * 1000;  // ... make the GPU flapping
+  int64_t hold_ms = 5 * 60 * 1000;     // the first hold; doubled at each further episode
+  int64_t max_hold_ms = 3600 * 1000;   // the longest hold; healthy this long resets the doubling
+};
 
 struct GpuHealth {
   std::string bus_id;
@@ -33,10 +46,19 @@ struct GpuHealth {
   uint64_t reprobe_passes = 0;
   uint64_t reprobe_failures = 0;
   std::string last_reprobe;  // reprobe_line() of the last re-probe
+  // Held unhealthy for coming and going (cause "flapping: ..."): no
+  // re-probe is asked before held_until_ms, which restarts at every loss.
+  bool flapping = false;
+  int64_t held_until_ms = 0;  // unix ms; while flapping
+  int64_t hold_ms = 0;        // the current hold's length; while flapping
+  uint64_t flaps = 0;         // flapping episodes so far
 };
 
 class RecoveryGate {
  public:
+  RecoveryGate() = default;
+  explicit RecoveryGate(FlapOptions flap) : flap_(flap) {}
+
   // A sample of the long-lived sampler: a GPU down in it (nvml_gpu_down)
   // turns unhealthy. A GPU proven healthy again ignores samples of the
   // sampler child that was running before (sampler_generation: children
@@ -49,7 +71,9 @@ class RecoveryGate {
   std::vector<std::string> on_check(const Report& report, const Snapshot& snapshot, int64_t now_ms);
   // A re-probe's result: passed and cleared, the GPU is healthy again;
   // true when that happened (the caller restarts its sampler child, whose
-  // generation it passes here).
+  // generation it passes here). Not when this return makes it flapping
+  // (FlapOptions): then it is held instead, and the sampler child must be
+  // restarted all the same (flapping() says so).
   bool on_reprobe(const ReprobeResult& r, uint64_t sampler_generation, int64_t now_ms);
 
   // Every GPU seen, by bus id.
@@ -58,8 +82,20 @@ class RecoveryGate {
  private:
   GpuHealth& entry(const std::string& bus);
   void turn_unhealthy(GpuHealth& g, const std::string& cause, int64_t now_ms);
+  // A passed re-probe of a cleared GPU: true to admit it, false when this
+  // return makes it flapping (held from now).
+  bool admit(GpuHealth& g, int64_t now_ms);
 
+  FlapOptions flap_;
   std::map<std::string, GpuHealth> gpus_;
+  // Per GPU: the times it was admitted again within the flap window, and
+  // since when it has been healthy (for resetting the doubling).
+  struct Returns {
+    std::vector<int64_t> at_ms;
+    int64_t healthy_since_ms = 0;
+    int episodes = 0;  // flapping episodes since the doubling was last reset
+  };
+  std::map<std::string, Returns> returns_;
   // For each GPU proven healthy again: the sampler generation from which
   // its samples count again.
   std::map<std::string, uint64_t> trust_from_generation_;

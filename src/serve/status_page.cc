@@ -377,10 +377,14 @@ void recovery_table(std::string& o, const ExporterView& v) {
   o += "<div class=wrap><table id=recovery>\n<thead><tr><th>GPU</th><th>State</th><th>Cause</th>"
        "<th>Recovered</th><th>Last re-probe</th></tr></thead>\n<tbody>\n";
   for (const GpuHealth* g : rows) {
-    std::string state = g->healthy   ? "<span class=\"badge ok\">healthy</span>"
-                        : g->cleared ? "<span class=\"badge warn\">cleared, re-probing</span>"
-                                     : "<span class=\"badge fail\">unhealthy</span>";
+    std::string state = g->healthy    ? "<span class=\"badge ok\">healthy</span>"
+                        : g->flapping ? "<span class=\"badge fail\">flapping</span>"
+                        : g->cleared  ? "<span class=\"badge warn\">cleared, re-probing</span>"
+                                      : "<span class=\"badge fail\">unhealthy</span>";
     if (!g->healthy) state += " for " + age(v.now_unix_ms - g->unhealthy_since_ms);
+    if (g->flapping && g->held_until_ms > v.now_unix_ms) {
+      state += ", held " + age(g->held_until_ms - v.now_unix_ms) + " more";
+    }
     std::string recovered = fmt::format("{}", g->recovered);
     if (g->last_recovery_s >= 0) {
       recovered += " (last took " + age(static_cast<int64_t>(g->last_recovery_s * 1000)) + ")";

@@ -8,7 +8,16 @@
 //   history_writer fixture DB   a fixed story over 2026-03-01..02 (UTC) for
 //                               the golden test of `gpudoctor history`
 //                               (tests/history/golden_test.py)
+//   history_writer flap DB HOURS STEP_S BUS [--whole] OK.json LOST.json ...
+//                               a GPU lost and back every STEP_S seconds for
+//                               HOURS: reports alternately from the OK and
+//                               LOST JSONs (each list cycled; a LOST one
+//                               fails gpu.fallen-off-bus on BUS), pruned
+//                               at 30 days as serve does; --whole stores
+//                               every changed report whole (schema 2's way).
+//                               Prints "reports N" (bench/history_flap.py)
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -245,11 +254,62 @@ int fixture(const std::string& path) {
   return 0;
 }
 
+// --- the flapping GPU (bench/history_flap.py) ------------------------------------
+
+std::string read_all(const char* path) {
+  std::string out;
+  if (FILE* f = std::fopen(path, "rb")) {
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
+}
+
+int flap(int argc, char** argv) {
+  const std::string path = argv[2];
+  const double hours = std::atof(argv[3]);
+  const auto step_ms = static_cast<int64_t>(std::atof(argv[4]) * 1000);
+  const std::string bus = argv[5];
+  int i = 6;
+  bool whole = i < argc && std::strcmp(argv[i], "--whole") == 0;
+  if (whole) ++i;
+  std::vector<std::string> ok, lost;
+  for (; i < argc; ++i) {
+    std::string text = read_all(argv[i]);
+    if (text.empty()) return fail(std::string(argv[i]) + ": empty or unreadable");
+    (std::strstr(argv[i], "lost") ? lost : ok).push_back(std::move(text));
+  }
+  if (ok.empty() || lost.empty() || step_ms <= 0 || hours <= 0) {
+    return fail("flap: give HOURS, STEP_S, BUS and OK and LOST JSONs (names with \"lost\")");
+  }
+  auto store = gd::open_history(path, true, "flap-boot", !whole);
+  if (!store.ok()) return fail(store.error());
+  const Report healthy = report({});
+  const Report down = report({finding("gpu.fallen-off-bus", Severity::kFail, {bus},
+                                      "GPU " + bus + " has fallen off the bus")});
+  const auto end = kLoopBaseMs + static_cast<int64_t>(hours * kHour);
+  int64_t n = 0;
+  for (int64_t t = kLoopBaseMs; t < end; t += step_ms, ++n) {
+    bool is_lost = n % 2 == 1;
+    const auto& pool = is_lost ? lost : ok;
+    const std::string& json = pool[static_cast<size_t>(n / 2) % pool.size()];
+    if (auto r = (*store)->add_report(t, is_lost ? down : healthy, json); !r.ok()) {
+      return fail(r.error());
+    }
+    if (auto r = (*store)->prune(t - 30 * 24 * kHour); !r.ok()) return fail(r.error());
+  }
+  std::printf("reports %lld\n", static_cast<long long>(n));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "loop") == 0) return loop(argv[2]);
   if (argc == 3 && std::strcmp(argv[1], "fixture") == 0) return fixture(argv[2]);
-  std::fprintf(stderr, "usage: history_writer loop|fixture DB\n");
+  if (argc >= 8 && std::strcmp(argv[1], "flap") == 0) return flap(argc, argv);
+  std::fprintf(stderr, "usage: history_writer loop|fixture DB | flap DB HOURS STEP_S BUS ...\n");
   return 64;
 }

@@ -177,6 +177,69 @@ class Daemon:
         self.kill()
 
 
+def test_a_flapping_gpu_is_held_until_it_stays():
+    """Issue 33, item 5: a GPU that comes and goes was admitted again at
+    every return. With --flap-returns 2 in a 60 s window, its second return
+    is held: unhealthy, named flapping (metrics, status page, one line), not
+    admitted while it keeps coming and going, and admitted once it has stayed
+    for a whole --flap-hold (docs/serve.md, Flapping)."""
+    bus = "0000:5d:00.0"
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Machine(tmp)
+        with open(m.scenario) as f:
+            healthy = json.load(f)
+        lost = json.loads(json.dumps(healthy))
+        next(g for g in lost["gpus"] if g["bus_id"] == bus)["lost"] = True
+
+        def machine(scenario):
+            with open(m.scenario + ".tmp", "w") as f:
+                json.dump(scenario, f)
+            os.replace(m.scenario + ".tmp", m.scenario)
+
+        labels = '{gpu="3",bus_id="%s",uuid="GPU-5f2e81a4-7b6c-4d8e-8f10-00000000005d"}' % bus
+        with Daemon(m.args() + ["--interval", "0.3", "--check-interval", "0.3", "--no-history",
+                                "--diag-helper", "none", "--flap-returns", "2",
+                                "--flap-window", "60s", "--flap-hold", "4s"], env=m.env) as d:
+            wait_ready(d)
+
+            def value(name):
+                return metric_value(d.get("/metrics")[2], name, labels)
+
+            def lose_and_return():
+                machine(lost)
+                wait_for("unhealthy", lambda: value("gpudoctor_gpu_healthy") == 0, timeout=30)
+                machine(healthy)
+
+            lose_and_return()
+            wait_for("admitted", lambda: value("gpudoctor_gpu_healthy") == 1, timeout=30)
+            assert value("gpudoctor_gpu_flapping") == 0
+            lose_and_return()
+            wait_for("flapping", lambda: value("gpudoctor_gpu_flapping") == 1, timeout=30)
+            assert value("gpudoctor_gpu_healthy") == 0
+            assert value("gpudoctor_gpu_flaps_total") == 1
+            assert value("gpudoctor_gpu_recovered_total") == 1
+            page = d.get("/")[2]
+            assert '<span class="badge fail">flapping</span>' in page, page[-3000:]
+            assert "flapping: back 2 times within 1m; held 4s without a loss" in page
+
+            # Lost again during the hold: the hold starts over, nothing admitted.
+            time.sleep(1.5)
+            machine(lost)
+            time.sleep(1)
+            machine(healthy)
+            time.sleep(2.5)  # past the first hold's end (4 s), within the restarted one
+            assert value("gpudoctor_gpu_healthy") == 0
+            # Stays: admitted after a whole hold without a loss.
+            wait_for("healthy after the hold", lambda: value("gpudoctor_gpu_healthy") == 1,
+                     timeout=30)
+            assert value("gpudoctor_gpu_flapping") == 0
+            assert value("gpudoctor_gpu_recovered_total") == 2
+            said = [line for line in d.stderr_lines if "flapping" in line]
+            assert said == [f"gpudoctor serve: GPU {bus} flapping: back 2 times within 1m; "
+                            "held 4s without a loss"], said
+            assert d.terminate() == 0
+
+
 def alive(pid):
     """True while pid exists and is not a zombie."""
     try:

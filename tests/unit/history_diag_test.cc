@@ -251,13 +251,13 @@ TEST(HistoryDiag, AVersion1FileIsMigratedInPlace) {
   // A reader does not migrate: it names the writer that will.
   auto early = HistoryReader::open(path);
   ASSERT_FALSE(early.ok());
-  EXPECT_NE(early.error().find("history schema 1 is older than this gpudoctor's (2)"),
+  EXPECT_NE(early.error().find("history schema 1 is older than this gpudoctor's (3)"),
             std::string::npos)
       << early.error();
 
   auto store = open_history(path, false, boot_id_or_btime(RootFs("/")));  // the writer migrates
   ASSERT_TRUE(store.ok()) << store.error();
-  EXPECT_EQ(sql(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(sql(path, "PRAGMA user_version"), "3");
   ASSERT_TRUE((*store)->add_diag(kT0 + kHourMs, level2_report(), diag_json(2)).ok());
   ASSERT_TRUE((*store)->add_report(kT0 + 2 * kHourMs, make_report({}), "{}").ok());
 

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "history/reader.h"
@@ -278,8 +280,9 @@ TEST(HistoryStore, CreatesDirectoryAndFileModes) {
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
   EXPECT_EQ(sql(path, "PRAGMA application_id"), std::to_string(history::kApplicationId));
-  // Schema 2: reports, events, diag runs (db.cc's migrations).
-  EXPECT_EQ(sql(path, "PRAGMA user_version"), "2");
+  // Schema 3: reports (with their JSON as changes), events, diag runs
+  // (db.cc's migrations).
+  EXPECT_EQ(sql(path, "PRAGMA user_version"), "3");
 }
 
 TEST(HistoryStore, ReopensAndAppends) {
@@ -311,7 +314,7 @@ TEST(HistoryStore, NewerSchemaRefused) {
     auto s = open_history(path, create, boot_id_or_btime(RootFs("/")));
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().find("written by a newer gpudoctor (history schema 99; this one knows up "
-                             "to 2)"),
+                             "to 3)"),
               std::string::npos)
         << s.error();
   }
@@ -581,6 +584,139 @@ TEST(HistoryChanges, PerGpuFindingsOfOneId) {
   EXPECT_EQ(out[0].finding.gpus[0], "0000:3b:00.0");
   EXPECT_EQ(out[1].kind, Change::Kind::kCleared);
   EXPECT_EQ(out[1].finding.gpus[0], "0000:17:00.0");
+}
+
+// --- a history moved or deleted under the writer (issue 33, item 4) ---------------
+
+TEST(HistoryStore, SaysWhenItsFileIsMovedOrDeleted) {
+  HistoryDir dir;
+  std::string path = dir.file("h.db");
+  auto store = must_open(path);
+  EXPECT_EQ(store->replaced(), "");
+  ASSERT_EQ(std::rename(path.c_str(), dir.file("moved.db").c_str()), 0);
+  EXPECT_EQ(store->replaced(), "moved or deleted");  // nothing at the path
+  ASSERT_TRUE(store->add_report(kT0, make_report({}), "{}").ok());
+  // Closed: the moved file has its report, and the path no -wal of it.
+  store->close_replaced();
+  EXPECT_EQ(sql(dir.file("moved.db"), "SELECT count(*) FROM reports"), "1");
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  auto other = must_open(path);  // another file there now
+  EXPECT_EQ(store->replaced(), "replaced by another file");
+  EXPECT_EQ(other->replaced(), "");
+  ASSERT_EQ(std::remove(path.c_str()), 0);
+  EXPECT_EQ(other->replaced(), "moved or deleted");
+}
+
+// --- report JSON stored as changes (issue 33, item 5) -----------------------------
+
+// A report JSON like render_json's: ordered keys, two-space indent, with a
+// bulk of findings that do not change and values that do.
+std::string flap_json(bool lost, int n) {
+  nlohmann::ordered_json j;
+  j["schema"] = "gpudoctor.report/v1";
+  j["verdict"] = lost ? "fail" : "ok";
+  j["gpus"] = nlohmann::ordered_json::array();
+  for (int i = 0; i < 8; ++i) {
+    j["gpus"].push_back({{"bus_id", "0000:" + std::to_string(10 + i) + ":00.0"},
+                         {"nvml_index", i},
+                         {"uuid", "GPU-" + std::to_string(i)},
+                         {"temperature_c", lost && i == 3 ? -1 : 40 + (n + i) % 7}});
+  }
+  j["findings"] = nlohmann::ordered_json::array();
+  if (lost) {
+    j["findings"].push_back({{"id", "gpu.fallen-off-bus"},
+                             {"severity", "fail"},
+                             {"gpus", {"0000:13:00.0"}},
+                             {"evidence", {"NVML: GPU_IS_LOST"}}});
+  }
+  for (int i = 0; i < 20; ++i) {
+    j["findings"].push_back({{"id", "check.number-" + std::to_string(i)},
+                             {"severity", "ok"},
+                             {"summary", std::string(300, 'x')},
+                             {"evidence", {std::string(200, 'e')}}});
+  }
+  j["probes"] = {{"nvml", {{"status", "ok"}, {"duration_ms", 10 + n % 13}}}};
+  return j.dump(2) + "\n";
+}
+
+Report flap_report(bool lost) {
+  return make_report(lost ? std::vector<Finding>{make_finding("gpu.fallen-off-bus", Severity::kFail,
+                                                              {"0000:13:00.0"}, "lost")}
+                          : std::vector<Finding>{});
+}
+
+TEST(HistoryStore, AFlappingReportIsStoredAsChangesAndReadBackWhole) {
+  HistoryDir dir;
+  std::string path = dir.file("h.db");
+  auto store = must_open(path);
+  std::vector<std::pair<int64_t, std::string>> written;
+  // Lost and back every 6 s for 2 h 10 min.
+  for (int n = 0; n < 1300; ++n) {
+    int64_t t = kT0 + n * 6000;
+    written.emplace_back(t, flap_json(n % 2 == 1, n));
+    ASSERT_TRUE(store->add_report(t, flap_report(n % 2 == 1), written.back().second).ok());
+  }
+  // A whole report at the start and at least hourly; the rest as changes.
+  EXPECT_EQ(sql(path, "SELECT count(report_json) FROM reports"), "3");
+  EXPECT_EQ(sql(path, "SELECT count(report_patch) FROM reports"), "1297");
+  EXPECT_EQ(sql(path,
+                "SELECT count(*) FROM reports r JOIN reports b ON b.id = r.base_id "
+                "WHERE b.report_json IS NOT NULL AND r.time_ms - b.time_ms < 3600000"),
+            "1297");
+  auto whole = std::stoll(sql(path, "SELECT sum(length(report_json)) FROM reports")) / 3;
+  auto change = std::stoll(sql(path, "SELECT max(length(report_patch)) FROM reports"));
+  EXPECT_LT(change * 10, whole) << change << " bytes of change against " << whole;
+
+  // Every report reads back as it was written, text and all.
+  auto reader = must_read(path);
+  for (size_t i = 0; i < written.size(); i += 47) {
+    auto at = reader.report_json_at(written[i].first);
+    ASSERT_TRUE(at.ok()) << at.error();
+    ASSERT_TRUE(at->has_value());
+    EXPECT_EQ((*at)->time_ms, written[i].first);
+    ASSERT_EQ((*at)->json, written[i].second) << i;
+  }
+  EXPECT_FALSE(reader.report_json_at(kT0 - 1)->has_value());
+
+  // Retention takes the first hour's whole report: the changes that
+  // outlive it get a new base, and still read back.
+  int64_t cutoff = kT0 + 30 * 60 * 1000 + 1;
+  auto removed = store->prune(cutoff);
+  ASSERT_TRUE(removed.ok()) << removed.error();
+  EXPECT_EQ(*removed, 301);
+  EXPECT_EQ(sql(path,
+                "SELECT count(*) FROM reports r LEFT JOIN reports b ON b.id = r.base_id "
+                "WHERE r.report_patch IS NOT NULL AND b.report_json IS NULL"),
+            "0");
+  auto after = must_read(path);
+  for (size_t i = 301; i < written.size(); i += 29) {
+    auto at = after.report_json_at(written[i].first);
+    ASSERT_TRUE(at.ok()) << at.error();
+    ASSERT_TRUE(at->has_value());
+    ASSERT_EQ((*at)->json, written[i].second) << i;
+  }
+  // The writer goes on after the prune, from a base that is still there.
+  ASSERT_TRUE(
+      store->add_report(kT0 + 1300 * 6000, flap_report(false), flap_json(false, 1300)).ok());
+  auto last = must_read(path).report_json_at(kAll);
+  ASSERT_TRUE(last.ok() && last->has_value());
+  EXPECT_EQ((*last)->json, flap_json(false, 1300));
+  EXPECT_EQ(sql(path, "SELECT report_patch IS NOT NULL FROM reports ORDER BY id DESC LIMIT 1"),
+            "1");
+}
+
+TEST(HistoryStore, WithoutPatchesEveryChangedReportIsWhole) {
+  HistoryDir dir;
+  std::string path = dir.file("h.db");
+  auto store = open_history(path, true, "boot", false);
+  ASSERT_TRUE(store.ok()) << store.error();
+  for (int n = 0; n < 10; ++n) {
+    ASSERT_TRUE((*store)
+                    ->add_report(kT0 + n * 3000, flap_report(n % 2 == 1), flap_json(n % 2 == 1, n))
+                    .ok());
+  }
+  EXPECT_EQ(sql(path, "SELECT count(report_json) FROM reports"), "10");
+  EXPECT_EQ(sql(path, "SELECT count(report_patch) FROM reports"), "0");
 }
 
 }  // namespace

@@ -148,5 +148,108 @@ TEST(RecoveryGate, ALostGpuWithoutBusIdIsKnownByItsIndex) {
   EXPECT_EQ(gate.gpus().size(), 2u);
 }
 
+// --- flapping (issue 33, item 5) ------------------------------------------------------
+
+constexpr int64_t kSecond = 1000;
+constexpr int64_t kMinute = 60 * kSecond;
+
+// The sampler generation, as the daemon has it: restarted after each
+// re-probe that passed (admitted or held), so the next loss is believed.
+uint64_t generation = 0;
+
+// One loss and return: lost by a sample, cleared by a check 2 s later and
+// re-probed 1 s after that; true when the gate admitted it.
+bool lose_and_return(RecoveryGate& gate, int64_t at_ms) {
+  gate.on_sample(nvml(true), generation, at_ms);
+  gate.on_check(Report{}, snapshot(false), at_ms + 2 * kSecond);
+  bool admitted = gate.on_reprobe(reprobe(true), generation, at_ms + 3 * kSecond);
+  ++generation;
+  return admitted;
+}
+
+TEST(RecoveryGate, TheThirdReturnWithinTheWindowIsHeldAsFlapping) {
+  RecoveryGate gate(FlapOptions{3, 10 * kMinute, 5 * kMinute, 60 * kMinute});
+  gate.on_sample(nvml(false), 0, kT0);
+  EXPECT_TRUE(lose_and_return(gate, kT0));
+  EXPECT_TRUE(lose_and_return(gate, kT0 + 6 * kSecond));
+  EXPECT_FALSE(lose_and_return(gate, kT0 + 12 * kSecond));
+  const GpuHealth& h = at(gate, kBus);
+  EXPECT_FALSE(h.healthy);
+  EXPECT_TRUE(h.flapping);
+  EXPECT_EQ(h.flaps, 1u);
+  EXPECT_EQ(h.recovered, 2u);
+  EXPECT_EQ(h.hold_ms, 5 * kMinute);
+  EXPECT_EQ(h.held_until_ms, kT0 + 15 * kSecond + 5 * kMinute);
+  EXPECT_EQ(h.cause, "flapping: back 3 times within 10m; held 5m without a loss");
+  // The other GPU is untouched.
+  EXPECT_TRUE(at(gate, "0000:2a:00.0").healthy);
+}
+
+TEST(RecoveryGate, ReturnsOutsideTheWindowDoNotCount) {
+  RecoveryGate gate(FlapOptions{3, 10 * kMinute, 5 * kMinute, 60 * kMinute});
+  for (int i = 0; i < 6; ++i) EXPECT_TRUE(lose_and_return(gate, kT0 + i * 6 * kMinute)) << i;
+  EXPECT_FALSE(at(gate, kBus).flapping);
+  EXPECT_EQ(at(gate, kBus).recovered, 6u);
+}
+
+TEST(RecoveryGate, AFlappingGpuIsNotReprobedDuringItsHoldAndALossRestartsIt) {
+  RecoveryGate gate(FlapOptions{3, 10 * kMinute, 5 * kMinute, 60 * kMinute});
+  for (int i = 0; i < 3; ++i) lose_and_return(gate, kT0 + i * 6 * kSecond);
+  const int64_t held_from = kT0 + 15 * kSecond;
+  ASSERT_TRUE(at(gate, kBus).flapping);
+  // Answering and no failing finding, but within the hold: no re-probe.
+  EXPECT_TRUE(gate.on_check(Report{}, snapshot(false), held_from + kMinute).empty());
+  EXPECT_FALSE(gate.on_reprobe(reprobe(true), 0, held_from + kMinute));
+  // The sampler child of before the hold may hold the lost handle: not
+  // believed, or the hold would never end.
+  gate.on_sample(nvml(true), generation - 1, held_from + 2 * kMinute);
+  EXPECT_EQ(at(gate, kBus).held_until_ms, held_from + 5 * kMinute);
+  // Lost again at 4 min: the hold starts over from then.
+  gate.on_sample(nvml(true), generation, held_from + 4 * kMinute);
+  EXPECT_EQ(at(gate, kBus).held_until_ms, held_from + 9 * kMinute);
+  EXPECT_EQ(at(gate, kBus).cause.rfind("flapping: ", 0), 0u) << at(gate, kBus).cause;
+  // A check that finds it lost restarts it too.
+  gate.on_check(Report{}, snapshot(true), held_from + 6 * kMinute);
+  EXPECT_EQ(at(gate, kBus).held_until_ms, held_from + 11 * kMinute);
+  EXPECT_TRUE(gate.on_check(Report{}, snapshot(false), held_from + 10 * kMinute).empty());
+  // A whole hold without a loss, then a passing re-probe: admitted.
+  ASSERT_EQ(gate.on_check(Report{}, snapshot(false), held_from + 11 * kMinute).size(), 1u);
+  EXPECT_TRUE(gate.on_reprobe(reprobe(true), generation, held_from + 11 * kMinute + kSecond));
+  const GpuHealth& h = at(gate, kBus);
+  EXPECT_TRUE(h.healthy);
+  EXPECT_FALSE(h.flapping);
+  EXPECT_EQ(h.recovered, 3u);
+  EXPECT_TRUE(h.cause.empty());
+}
+
+TEST(RecoveryGate, EachFurtherEpisodeHoldsTwiceAsLongUpToTheLongest) {
+  RecoveryGate gate(FlapOptions{2, 10 * kMinute, 5 * kMinute, 15 * kMinute});
+  int64_t t = kT0;
+  std::vector<int64_t> holds;
+  for (int episode = 0; episode < 4; ++episode) {
+    EXPECT_TRUE(lose_and_return(gate, t));  // admitted: the first of two
+    EXPECT_FALSE(lose_and_return(gate, t + 6 * kSecond));
+    ASSERT_TRUE(at(gate, kBus).flapping);
+    holds.push_back(at(gate, kBus).hold_ms);
+    t = at(gate, kBus).held_until_ms;
+    ASSERT_EQ(gate.on_check(Report{}, snapshot(false), t).size(), 1u);
+    ASSERT_TRUE(gate.on_reprobe(reprobe(true), generation++, t));
+    t += kMinute;  // lost again soon after: no calm to reset the doubling
+  }
+  EXPECT_EQ(holds, (std::vector<int64_t>{5 * kMinute, 10 * kMinute, 15 * kMinute, 15 * kMinute}));
+  EXPECT_EQ(at(gate, kBus).flaps, 4u);
+  // Healthy for the longest hold: the next episode holds the first hold again.
+  t += 15 * kMinute;
+  EXPECT_TRUE(lose_and_return(gate, t));
+  EXPECT_FALSE(lose_and_return(gate, t + 6 * kSecond));
+  EXPECT_EQ(at(gate, kBus).hold_ms, 5 * kMinute);
+}
+
+TEST(RecoveryGate, ZeroReturnsNeverHolds) {
+  RecoveryGate gate(FlapOptions{0, 10 * kMinute, 5 * kMinute, 60 * kMinute});
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(lose_and_return(gate, kT0 + i * 6 * kSecond));
+  EXPECT_EQ(at(gate, kBus).flaps, 0u);
+}
+
 }  // namespace
 }  // namespace gd
