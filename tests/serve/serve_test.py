@@ -75,6 +75,20 @@ class Machine:
     def args(self):
         return probe_args(self.root)
 
+    def with_lost(self, bus):
+        """The scenario as it is, and with GPU `bus` fallen off the bus."""
+        with open(self.scenario) as f:
+            healthy = json.load(f)
+        lost = json.loads(json.dumps(healthy))
+        next(g for g in lost["gpus"] if g["bus_id"] == bus)["lost"] = True
+        return healthy, lost
+
+    def become(self, scenario):
+        """Rewrites the scenario under the daemon, as a reset or re-bind would."""
+        with open(self.scenario + ".tmp", "w") as f:
+            json.dump(scenario, f)
+        os.replace(self.scenario + ".tmp", self.scenario)
+
 
 class Daemon:
     """`gpudoctor serve ...` started in its own session; stopped (SIGKILL
@@ -186,15 +200,8 @@ def test_a_flapping_gpu_is_held_until_it_stays():
     bus = "0000:5d:00.0"
     with tempfile.TemporaryDirectory() as tmp:
         m = Machine(tmp)
-        with open(m.scenario) as f:
-            healthy = json.load(f)
-        lost = json.loads(json.dumps(healthy))
-        next(g for g in lost["gpus"] if g["bus_id"] == bus)["lost"] = True
-
-        def machine(scenario):
-            with open(m.scenario + ".tmp", "w") as f:
-                json.dump(scenario, f)
-            os.replace(m.scenario + ".tmp", m.scenario)
+        healthy, lost = m.with_lost(bus)
+        machine = m.become
 
         labels = '{gpu="3",bus_id="%s",uuid="GPU-5f2e81a4-7b6c-4d8e-8f10-00000000005d"}' % bus
         with Daemon(m.args() + ["--interval", "0.3", "--check-interval", "0.3", "--no-history",
@@ -446,15 +453,8 @@ def test_a_lost_gpu_is_healthy_again_only_after_a_reprobe():
     bus = "0000:5d:00.0"
     with tempfile.TemporaryDirectory() as tmp:
         m = Machine(tmp)
-        with open(m.scenario) as f:
-            healthy = json.load(f)
-        lost = json.loads(json.dumps(healthy))
-        next(g for g in lost["gpus"] if g["bus_id"] == bus)["lost"] = True
-
-        def machine(scenario):
-            with open(m.scenario + ".tmp", "w") as f:
-                json.dump(scenario, f)
-            os.replace(m.scenario + ".tmp", m.scenario)
+        healthy, lost = m.with_lost(bus)
+        machine = m.become
 
         # The fake helper's level 1 on the one GPU asked for, or a crash.
         with open(os.path.join(SRC, "tests", "diag", "scenarios", "healthy-2gpu-l1.json")) as f:
