@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -73,14 +74,17 @@ std::vector<std::string> unknown(const std::vector<std::string>& bdfs,
   return out;
 }
 
-// At most 8 of a list, then how many more: evidence stays short whatever a
-// snapshot holds.
-std::string first_of(const std::vector<std::string>& v) {
-  constexpr size_t kShown = 8;
-  if (v.size() <= kShown) return join(v, ", ");
-  std::vector<std::string> head(v.begin(), v.begin() + kShown);
-  return fmt::format("{} and {} more", join(head, ", "), v.size() - kShown);
+// At most `shown` of a list, then how many more: evidence stays short
+// whatever a snapshot holds.
+std::string first_of(const std::vector<std::string>& v, size_t shown = 8) {
+  if (v.size() <= shown) return join(v, ", ");
+  std::vector<std::string> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(shown));
+  return fmt::format("{} and {} more", join(head, ", "), v.size() - shown);
 }
+
+// A node's whole GPU list: no node built has more than 16 GPUs, so 64 shows
+// every real one, and never a forged snapshot's thousand.
+constexpr size_t kWholeList = 64;
 
 // The counts disagree the other way: NVML or CUDA lists more GPUs than the machine has: a
 // bus id listed twice, one the PCI bus does not show, a list longer than
@@ -194,7 +198,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     }
     ev.push_back(fmt::format("NVML: {} GPU{}{}{}", nvml_bdfs.size(),
                              nvml_bdfs.size() == 1 ? "" : "s", nvml_bdfs.empty() ? "" : ": ",
-                             join(nvml_bdfs, ", ")));
+                             first_of(nvml_bdfs, kWholeList)));
     if (expected.empty()) {
       expected = nvml_bdfs;
       expected_from = "NVML";
@@ -209,7 +213,7 @@ std::vector<Finding> check_gpu_missing(const Snapshot& s, const Config&) {
     for (const auto& d : run->devices) cuda_bdfs.push_back(normalize_bdf(d.pci_bus_id));
     ev.push_back(fmt::format("CUDA ({} run): {} device{}{}{}", run->label, run->device_count,
                              run->device_count == 1 ? "" : "s", cuda_bdfs.empty() ? "" : ": ",
-                             join(cuda_bdfs, ", ")));
+                             first_of(cuda_bdfs, kWholeList)));
   } else if (const CudaRun* u = user_cuda_run(s)) {
     ev.push_back("CUDA: " + describe_run(*u) + " (not counted: CUDA did not start)");
   }

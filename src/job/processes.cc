@@ -34,8 +34,10 @@ std::vector<pid_t> parse_pids(std::string_view text) {
     char c = i < text.size() ? text[i] : ' ';
     if (c >= '0' && c <= '9') {
       in_number = true;
-      v = v * 10 + (c - '0');
-      bad = bad || v > kMaxPid;
+      if (!bad) {  // past kMaxPid it is no pid, and must not grow on (overflow)
+        v = v * 10 + (c - '0');
+        bad = v > kMaxPid;
+      }
     } else if (c == ' ' || c == '\n') {
       if (in_number && !bad && v > 0) out.push_back(static_cast<pid_t>(v));
       v = 0;

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
+#include <vector>
 
 #include "catalog/cuda_errors.h"
 #include "catalog/findings.h"
@@ -91,13 +93,28 @@ std::string machine_line(const Snapshot& s) {
                      driver, nvml_line(s), cuda_line(s));
 }
 
+// Evidence lines, at most kEvidenceShown of them unless verbose: a finding
+// over a forged snapshot of a thousand GPUs has a line per GPU, and the
+// report must still fit a screen or two. --json keeps every line.
+constexpr size_t kEvidenceShown = 40;
+
+void append_lines(std::string* out, const std::vector<std::string>& lines, std::string_view indent,
+                  bool verbose) {
+  const size_t shown = verbose ? lines.size() : std::min(lines.size(), kEvidenceShown);
+  for (size_t i = 0; i < shown; ++i) *out += fmt::format("{}{}\n", indent, lines[i]);
+  if (shown < lines.size()) {
+    *out += fmt::format("{}... and {} more lines (--verbose or --json shows them all)\n", indent,
+                        lines.size() - shown);
+  }
+}
+
 void append_detail(std::string* out, const Finding& f, const char* indent, bool verbose) {
   if (!f.gpus.empty()) {
     *out += fmt::format("{}GPUs: {}\n", indent, join_skip_leading_empty(f.gpus, ", "));
   }
   if (!f.evidence.empty()) {
     *out += fmt::format("{}evidence:\n", indent);
-    for (const auto& e : f.evidence) *out += fmt::format("{}  {}\n", indent, e);
+    append_lines(out, f.evidence, fmt::format("{}  ", indent), verbose);
   }
   if (!f.remedy.empty()) {
     *out += fmt::format("{}fix:\n", indent);
@@ -218,7 +235,7 @@ std::string render_text(const Report& r, const TextOptions& opt) {
     out += "\nWhat the usual remedies do on this machine\n";
     for (const Finding* f : advice) {
       out += fmt::format("  - {}\n", f->summary);
-      for (const auto& e : f->evidence) out += fmt::format("      {}\n", e);
+      append_lines(&out, f->evidence, "      ", opt.verbose);
     }
   }
   if (opt.verbose && !passed.empty()) {

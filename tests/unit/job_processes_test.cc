@@ -26,7 +26,11 @@ void put(const std::string& path, const std::string& text) {
 void process(const std::string& proc, int pid, const std::string& name, char state,
              const std::vector<std::pair<int, std::string>>& threads) {
   std::string dir = proc + "/" + std::to_string(pid);
-  put(dir + "/stat", std::to_string(pid) + " (" + name + ") " + state + " 1 1 1 0 -1\n");
+  // The tail as the kernel writes it: RLIM_INFINITY and addresses are
+  // 20-digit numbers, which once overflowed the pid parser (UBSan).
+  put(dir + "/stat", std::to_string(pid) + " (" + name + ") " + state +
+                         " 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 40 8192 100 "
+                         "18446744073709551615 94813247651840 94813247654000\n");
   for (const auto& [tid, children] : threads) {
     put(dir + "/task/" + std::to_string(tid) + "/children", children);
   }
