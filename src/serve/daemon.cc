@@ -261,6 +261,9 @@ void Daemon::reprobe_cleared() {
       restart = true;
       note("gpudoctor serve: GPU " + r.bus_id + " " + why);
     } else {
+      // Passed but not admitted (a sample of the old child saw it lost
+      // meanwhile): a new child, so the next check's re-probe can decide.
+      restart = restart || r.ok;
       note("gpudoctor serve: GPU " + r.bus_id + " still unhealthy: " + reprobe_line(r));
     }
   }

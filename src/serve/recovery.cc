@@ -138,11 +138,14 @@ bool RecoveryGate::on_reprobe(const ReprobeResult& r, uint64_t sampler_generatio
     return false;
   }
   ++g.reprobe_passes;
-  if (g.healthy || !g.cleared) return false;
+  if (g.healthy) return false;
   // A fresh NVML child answered for it: the sampler child of before, which
-  // may hold the lost handle, is trusted no more, admitted or held (else
-  // its stale "lost" would restart a hold for ever).
-  trust_from_generation_[r.bus_id] = sampler_generation + 1;
+  // may hold the lost handle, is trusted no more, whether the GPU is
+  // admitted, held, or not cleared any longer (else its stale "lost",
+  // sampled while a slow re-probe ran, would undo every re-probe for ever).
+  uint64_t& trust = trust_from_generation_[r.bus_id];
+  trust = std::max(trust, sampler_generation + 1);  // never back to an older child
+  if (!g.cleared) return false;                     // the next check decides again
   if (!admit(g, now_ms)) return false;
   g.healthy = true;
   g.cleared = false;

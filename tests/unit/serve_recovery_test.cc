@@ -136,6 +136,24 @@ TEST(RecoveryGate, TheOldSamplerChildIsNotTrustedAfterARecovery) {
   EXPECT_FALSE(at(gate, kBus).healthy);
 }
 
+// The old sampler child keeps its lost handle and says "lost" while a slow
+// re-probe runs (an ASan build, a busy node): that re-probe cannot admit
+// the GPU, but from then on only a new child's samples count, and the next
+// check's re-probe does.
+TEST(RecoveryGate, AStaleSampleDuringTheReprobeDoesNotStallTheRecovery) {
+  RecoveryGate gate;
+  gate.on_sample(nvml(true), 0, kT0);
+  ASSERT_EQ(gate.on_check(Report{}, snapshot(false), kT0 + 1000).size(), 1u);
+  gate.on_sample(nvml(true), 0, kT0 + 1100);  // the old child, during the re-probe
+  EXPECT_FALSE(gate.on_reprobe(reprobe(true), 0, kT0 + 1500));
+  EXPECT_FALSE(at(gate, kBus).healthy);
+  ASSERT_EQ(gate.on_check(Report{}, snapshot(false), kT0 + 2000).size(), 1u);
+  gate.on_sample(nvml(true), 0, kT0 + 2100);   // the old child again: no longer counted
+  gate.on_sample(nvml(false), 1, kT0 + 2200);  // the new one
+  EXPECT_TRUE(gate.on_reprobe(reprobe(true), 1, kT0 + 2500));
+  EXPECT_TRUE(at(gate, kBus).healthy);
+}
+
 TEST(RecoveryGate, ALostGpuWithoutBusIdIsKnownByItsIndex) {
   RecoveryGate gate;
   gate.on_sample(nvml(false), 0, kT0);
