@@ -349,6 +349,9 @@ int run_watched(const RunArgs& args, double interval_s) {
     }
   }
 
+  // Those that ended since the loop's last reap (it stops once none runs,
+  // zombies aside): reaped here, not left to init, which may never do it.
+  procs.reap(pid);
   {
     std::lock_guard<std::mutex> lock(sampler_mu);
     stop = true;
