@@ -5,12 +5,16 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "history/report_patch.h"
 #include "util/text.h"
 
 namespace gd {
 
 namespace {
 
+using history::patched;
+using history::report_text;
+using history::ReportJson;
 using history::Stmt;
 
 // Columns 0-3 of a findings row: id, severity, gpus, summary.
@@ -146,20 +150,17 @@ Result<std::optional<HistoryReader::JsonAt>> HistoryReader::report_json_at(int64
   b->bind_int(1, base_id);
   rc = b->step();
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(db_.errmsg());
-  // Ordered, as render_json wrote it: the rebuilt text reads as the original.
-  using Json = nlohmann::ordered_json;
-  auto base = Json::parse(rc == SQLITE_ROW ? b->text(0) : "", nullptr, false);
-  auto p = Json::parse(patch, nullptr, false);
-  if (base.is_discarded() || p.is_discarded() || !p.is_array()) {
+  auto base = ReportJson::parse(rc == SQLITE_ROW ? b->text(0) : "", nullptr, false);
+  if (base.is_discarded()) {
     return fail("report " + std::to_string(at.id) + ": its change from report " +
                 std::to_string(base_id) + " cannot be applied (that report's JSON is missing)");
   }
-  try {
-    at.json = base.patch(p).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-  } catch (const Json::exception& e) {
+  auto full = patched(base, patch);
+  if (!full.ok()) {
     return fail("report " + std::to_string(at.id) + ": its change from report " +
-                std::to_string(base_id) + " does not apply: " + e.what());
+                std::to_string(base_id) + " does not apply: " + full.error());
   }
+  at.json = report_text(*full);
   return std::optional<JsonAt>(std::move(at));
 }
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "history/db.h"
+#include "history/report_patch.h"
 #include "kernlog/line.h"
 #include "util/text.h"
 #include "util/time.h"
@@ -161,138 +162,7 @@ constexpr const char* kInsertEvent =
     "first_seen_ms, last_seen_ms, count, stored_ms, updated_ms) "
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)";
 
-// Reports as render_json writes them: keys in their order, two-space
-// indent, a final newline; a rebuilt report reads the same as the original.
-using Json = nlohmann::ordered_json;
-
-std::string report_text(const Json& j) {
-  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-}
-
-// "/a~1b" for the key "a/b" (RFC 6901).
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-void change_ops(const Json& from, const Json& to, const std::string& path, Json* ops);
-
-// The elements two arrays keep in common, in order (a longest common
-// subsequence of equal elements), as (from index, to index) pairs. Over a
-// million cells of table, only the common head and tail.
-std::vector<std::pair<size_t, size_t>> kept_elements(const Json& from, const Json& to) {
-  size_t nf = from.size(), nt = to.size();
-  std::vector<std::pair<size_t, size_t>> kept;
-  if (nf * nt > (size_t{1} << 20)) {
-    size_t head = 0, tail = 0;
-    while (head < nf && head < nt && from[head] == to[head]) kept.emplace_back(head, head), ++head;
-    while (tail < nf - head && tail < nt - head && from[nf - 1 - tail] == to[nt - 1 - tail]) ++tail;
-    for (size_t t = tail; t > 0; --t) kept.emplace_back(nf - t, nt - t);
-    return kept;
-  }
-  std::vector<std::string> f, t;
-  for (const Json& e : from) f.push_back(e.dump());
-  for (const Json& e : to) t.push_back(e.dump());
-  // lcs[i * (nt + 1) + j]: the common length of from[i..] and to[j..].
-  std::vector<uint32_t> lcs((nf + 1) * (nt + 1), 0);
-  auto at = [&](size_t i, size_t j) -> uint32_t& { return lcs[i * (nt + 1) + j]; };
-  for (size_t i = nf; i-- > 0;) {
-    for (size_t j = nt; j-- > 0;) {
-      at(i, j) = f[i] == t[j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
-    }
-  }
-  for (size_t i = 0, j = 0; i < nf && j < nt;) {
-    if (f[i] == t[j]) {
-      kept.emplace_back(i++, j++);
-    } else if (at(i + 1, j) >= at(i, j + 1)) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return kept;
-}
-
-// Between two kept elements: the first elements of each side are changed
-// in place (a GPU's readings), the rest of `from` removed, the rest of `to`
-// added. A finding that moved to the top of a report is then one "remove"
-// and one "add", not a replace of every finding in between.
-void array_ops(const Json& from, const Json& to, const std::string& path, Json* ops) {
-  auto kept = kept_elements(from, to);
-  kept.emplace_back(from.size(), to.size());  // the end, kept by no one
-  size_t i = 0, j = 0, k = 0;                 // k: the index in the array as patched so far
-  for (auto [ki, kj] : kept) {
-    size_t mf = ki - i, mt = kj - j, paired = std::min(mf, mt);
-    for (size_t p = 0; p < paired; ++p) {
-      change_ops(from[i + p], to[j + p], path + '/' + std::to_string(k + p), ops);
-    }
-    for (size_t p = paired; p < mf; ++p) {
-      ops->push_back({{"op", "remove"}, {"path", path + '/' + std::to_string(k + paired)}});
-    }
-    for (size_t p = paired; p < mt; ++p) {
-      ops->push_back(
-          {{"op", "add"}, {"path", path + '/' + std::to_string(k + p)}, {"value", to[j + p]}});
-    }
-    k += mt + 1;
-    i = ki + 1;
-    j = kj + 1;
-  }
-}
-
-// The RFC 6902 operations that turn `from` into `to` at `path`. Unlike
-// Json::diff, arrays keep what they have in common (array_ops), and an
-// object that gains a key is replaced whole, so a rebuilt report keeps its
-// keys in their order (an "add" would append the key).
-void change_ops(const Json& from, const Json& to, const std::string& path, Json* ops) {
-  if (from == to) return;
-  auto replace = [&] { ops->push_back({{"op", "replace"}, {"path", path}, {"value", to}}); };
-  if (from.type() != to.type()) return replace();
-  if (from.is_object()) {
-    for (const auto& [key, value] : to.items()) {
-      if (!from.contains(key)) return replace();
-    }
-    for (const auto& [key, value] : from.items()) {
-      std::string at = path + '/' + pointer_token(key);
-      auto it = to.find(key);
-      if (it == to.end()) {
-        ops->push_back({{"op", "remove"}, {"path", at}});
-      } else {
-        change_ops(value, *it, at, ops);
-      }
-    }
-    return;
-  }
-  if (from.is_array()) return array_ops(from, to, path, ops);
-  replace();
-}
-
-// The JSON Patch (RFC 6902) that turns `from` into `to`, as compact text.
-std::string patch_text(const Json& from, const Json& to) {
-  Json ops = Json::array();
-  change_ops(from, to, "", &ops);
-  return ops.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-// base with patch (text) applied; nullopt when the patch does not parse or
-// apply (a hand-edited row).
-std::optional<Json> patched(const Json& base, const std::string& patch) {
-  auto p = Json::parse(patch, nullptr, false);
-  if (p.is_discarded() || !p.is_array()) return std::nullopt;
-  try {
-    return base.patch(p);
-  } catch (const Json::exception&) {
-    return std::nullopt;
-  }
-}
+using Json = history::ReportJson;
 
 class SqliteStore final : public HistoryStore {
  public:
@@ -343,7 +213,7 @@ class SqliteStore final : public HistoryStore {
     if (with_json) parsed = Json::parse(report_json, nullptr, false);
     if (with_json && base_ && !parsed.is_discarded() && unix_ms >= base_->ms &&
         unix_ms - base_->ms < kReportJsonEveryMs) {
-      std::string p = patch_text(base_->json, parsed);
+      std::string p = history::patch_text(base_->json, parsed);
       if (p.size() * 2 < report_json.size()) patch = std::move(p);
     }
     bool full = with_json && patch.empty();
@@ -582,7 +452,9 @@ class SqliteStore final : public HistoryStore {
         old_json = Json::parse(text, nullptr, false);
       }
       std::optional<Json> full;
-      if (!old_json.is_discarded()) full = patched(old_json, row.patch);
+      if (!old_json.is_discarded()) {
+        if (auto p = history::patched(old_json, row.patch); p.ok()) full = std::move(*p);
+      }
       update->reset();
       update->bind_int(1, row.id);
       if (!full) {
@@ -590,14 +462,14 @@ class SqliteStore final : public HistoryStore {
         update->bind_null(3);
         update->bind_null(4);
       } else if (!new_base) {
-        update->bind_text(2, report_text(*full));
+        update->bind_text(2, history::report_text(*full));
         update->bind_null(3);
         update->bind_null(4);
         new_base.emplace(row.id, std::move(*full));
       } else {
         update->bind_null(2);
         update->bind_int(3, new_base->first);
-        update->bind_text(4, patch_text(new_base->second, *full));
+        update->bind_text(4, history::patch_text(new_base->second, *full));
       }
       if (auto u = history::step_done(db_.get(), *update); !u.ok()) return u;
     }
