@@ -4,11 +4,13 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string_view>
 #include <utility>
 
 #include "util/read_file.h"
+#include "util/text.h"
 
 namespace gd {
 namespace {
@@ -21,30 +23,16 @@ constexpr size_t kProcFileCapBytes = size_t{1} << 20;
 // group still is).
 constexpr size_t kMaxProcesses = 100000;
 // PID_MAX_LIMIT on 64-bit Linux.
-constexpr long kMaxPid = 4194304;
+constexpr uint64_t kMaxPid = 4194304;
 
 // "4242 4250 " (a children file) or "4242" (a task directory's name): the
-// pids, each a run of digits; anything else ends a word and is skipped.
+// pids, each a word of digits; any other word is skipped.
 std::vector<pid_t> parse_pids(std::string_view text) {
   std::vector<pid_t> out;
-  long v = 0;
-  bool in_number = false;
-  bool bad = false;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    char c = i < text.size() ? text[i] : ' ';
-    if (c >= '0' && c <= '9') {
-      in_number = true;
-      if (!bad) {  // past kMaxPid it is no pid, and must not grow on (overflow)
-        v = v * 10 + (c - '0');
-        bad = v > kMaxPid;
-      }
-    } else if (c == ' ' || c == '\n') {
-      if (in_number && !bad && v > 0) out.push_back(static_cast<pid_t>(v));
-      v = 0;
-      in_number = false;
-      bad = false;
-    } else {
-      bad = true;
+  for (std::string_view line : split_lines(text)) {
+    for (std::string_view word : split_ws(line)) {
+      auto v = parse_u64(word);
+      if (v && *v > 0 && *v <= kMaxPid) out.push_back(static_cast<pid_t>(*v));
     }
   }
   return out;
