@@ -177,7 +177,7 @@ if [ -n "$bin" ]; then
   if [ -d "$bin/lib" ]; then
     for f in "$bin"/lib/*; do
       [ -e "$f" ] || continue
-      ldconfig -p 2>/dev/null | grep -q " $(basename "$f") " || ln -s "$f" "$missing_dir/"
+      grep -q " $(basename "$f") " <<<"$(ldconfig -p 2>/dev/null)" || ln -s "$f" "$missing_dir/"
     done
   fi
   for try in "" "$missing_dir" "$bin/lib" "$bin/lib:$bin/lib-cxx"; do

@@ -107,8 +107,11 @@ nvidia=$(find "$r" -name 'libcuda.so*' -o -name 'libnvidia-*' | sed "s|^$r||")
 # binaries load (ldd here) and the libraries they dlopen when asked (TLS,
 # the journal) with theirs, no more and no fewer, and the libc6 stubs the
 # driver's NVML and libcuda need when they are dlopened (build.sh).
+# awk reads ldconfig's whole list: one that stopped at the first match would
+# leave ldconfig writing into a closed pipe, and its SIGPIPE (exit 141) ends
+# this script under pipefail when the list outgrows the pipe's buffer (CI).
 optional=$(for lib in libssl.so.3 libsystemd.so.0; do
-  ldconfig -p | awk -v n="$lib" '$1 == n {print $NF; exit}'
+  ldconfig -p | awk -v n="$lib" '$1 == n && !found {print $NF; found = 1}'
 done)
 want_libs=$({
   for f in "$r"/usr/bin/*; do [ -L "$f" ] || ldd "$f"; done |
@@ -185,8 +188,8 @@ out=$(in_image 65532:65532 check --from "$demo" 2>&1)
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "check --from $demo in the image exited $rc, not 2: $out"
-echo "$out" | grep -q "FAIL" || fail "the demo report in the image has no FAIL: $out"
-echo "$out" | grep -q "ulimit" || fail "the demo report in the image does not name the ulimit: $out"
+grep -q "FAIL" <<<"$out" || fail "the demo report in the image has no FAIL: $out"
+grep -q "ulimit" <<<"$out" || fail "the demo report in the image does not name the ulimit: $out"
 
 # The NFD labeller's loop: /bin/sh, sleep and gpudoctor on PATH.
 if [ "$mode" = chroot ]; then
@@ -195,7 +198,7 @@ else
   out=$(podman "${podman_args[@]}" run --rm --network none "${limits[@]}" --entrypoint /bin/sh \
     "$img" -c 'gpudoctor --version && sleep 0 && echo loop-ok' 2>&1) || true
 fi
-echo "$out" | grep -q loop-ok || fail "/bin/sh -c '... sleep ...' (the labeller's loop): $out"
+grep -q loop-ok <<<"$out" || fail "/bin/sh -c '... sleep ...' (the labeller's loop): $out"
 
 # The exporter as the DaemonSet runs it, on the demo snapshot.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -21,7 +21,7 @@ for want in gpudoctor_ libgpudoctor_; do
   printf '%s\n' "${debs[@]##*/}" | grep -q "^$want" || fail "no ${want%_} package"
 done
 for deb in "${debs[@]}"; do
-  dpkg-deb --info "$deb" | grep -q "Depends:.*nvidia" && fail "$deb depends on the NVIDIA driver"
+  grep -q "Depends:.*nvidia" <<<"$(dpkg-deb --info "$deb")" && fail "$deb depends on the NVIDIA driver"
 done
 # OpenSSL (the exporter's TLS) and libsystemd (the journal) are dlopened when
 # asked: recommended, so a plain install has them, never required.
@@ -40,17 +40,17 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${
 installed=(gpudoctor libgpudoctor)
 
 [ "$(command -v gpudoctor)" = /usr/bin/gpudoctor ] || fail "gpudoctor is not /usr/bin/gpudoctor"
-gpudoctor --version | grep -q "^gpudoctor " || fail "gpudoctor --version"
+grep -q "^gpudoctor " <<<"$(gpudoctor --version)" || fail "gpudoctor --version"
 demo=/usr/share/doc/gpudoctor/examples/ws-4x4090-ulimit.json
 set +e
 out=$(gpudoctor check --from "$demo" 2>&1)
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "check --from $demo exited $rc: $out"
-echo "$out" | grep -q "FAIL" || fail "the demo report has no FAIL: $out"
-gpudoctor serve --help | grep -q -- "--listen" || fail "gpudoctor serve (gpudoctor-serve) --help"
+grep -q "FAIL" <<<"$out" || fail "the demo report has no FAIL: $out"
+grep -q -- "--listen" <<<"$(gpudoctor serve --help)" || fail "gpudoctor serve (gpudoctor-serve) --help"
 man -w gpudoctor-check >/dev/null || fail "no man page gpudoctor-check(1)"
-MANWIDTH=80 man gpudoctor-history 2>/dev/null | grep -q -- "--history" || fail "man gpudoctor-history"
+grep -q -- "--history" <<<"$(MANWIDTH=80 man gpudoctor-history 2>/dev/null)" || fail "man gpudoctor-history"
 bash -c 'source /usr/share/bash-completion/completions/gpudoctor; COMP_WORDS=(gpudoctor top);
   COMP_CWORD=1; _gpudoctor; [ "${COMPREPLY[*]}" = topo ]' || fail "bash completion"
 [ -f /usr/share/zsh/vendor-completions/_gpudoctor ] || fail "zsh completion"
