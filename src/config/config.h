@@ -80,6 +80,12 @@ struct ModelThresholds {
 // Thresholds and knobs the checks read. Defaults suit datacenter and
 // consumer machines alike.
 struct Config {
+  // A periodic health check on a node that runs jobs (serve, check --slurm,
+  // labels, --format npd), not a person asking why their CUDA fails: a live
+  // job's processes on its GPUs are normal there and only orphans are
+  // faults (docs/check.md "What gpudoctor does to your GPUs"). Set by the
+  // command, never by the config file.
+  bool fleet = false;
   // memory.held-by-other-process: warn when other processes hold more than
   // this share of a GPU's memory.
   double memory_held_fraction = 0.9;

@@ -52,6 +52,10 @@ ProbeRecord probe_fabric(const ProbeOptions& opt, Snapshot* s);    // after serv
 // s->kernel_log: every event of the current boot (no age filter; checks
 // apply their window), from /dev/kmsg, the journal or kern.log (kernel_log.cc).
 ProbeRecord probe_kernel_log(const ProbeOptions& opt, Snapshot* s);
+// s->workload: the processes s->nvml lists on its GPUs, read in /proc (owner,
+// cgroup, age, the Slurm job, pod or container they belong to and whether
+// that still runs), so it runs after NVML (workload.cc).
+ProbeRecord probe_workload(const ProbeOptions& opt, Snapshot* s);
 
 // Hardware probes: run NVML and CUDA in child processes (src/probe/nvml.cc,
 // cuda.cc, child.cc) concurrently under one deadline; fill s->nvml, s->cuda

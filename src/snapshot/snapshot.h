@@ -299,6 +299,54 @@ struct ProcessInfo {
   std::string comm;  // /proc/PID/comm
 };
 
+// --- who uses each GPU -----------------------------------------------------------
+
+// One GPU a process uses, as NVML listed it.
+struct GpuProcessUse {
+  std::string bus_id;                         // normalized "0000:17:00.0"
+  std::string kind;                           // "compute" or "graphics"
+  std::optional<uint64_t> used_memory_bytes;  // nullopt: NVML did not say
+};
+
+// A process NVML lists on a GPU, and what /proc (through --root) says of it:
+// whose it is, how old, and the job it belongs to. Read-only: nothing here
+// touches the GPU or the process.
+struct GpuProcess {
+  uint32_t pid = 0;
+  std::vector<GpuProcessUse> gpus;
+  // /proc/PID exists in this PID namespace. false: a process of another
+  // container's namespace, or one that ended since NVML listed it.
+  bool visible = false;
+  std::string comm;             // /proc/PID/comm
+  std::optional<uint32_t> uid;  // real uid (/proc/PID/status)
+  std::string user;             // its name in <root>/etc/passwd; "" not there
+  std::string cgroup;           // "/system.slice/slurmstepd.scope/job_4711/step_0/user/task_0"
+  std::string state;            // /proc/PID/stat state: "R", "S", "D" (uninterruptible), "Z"
+  std::optional<double> age_s;  // s since it started (stat starttime against /proc/uptime)
+  // The job it belongs to.
+  std::string job_kind;      // "slurm", "kubernetes", "container"; "" none found
+  std::string job_id;        // Slurm job id, pod uid, container id
+  std::string job_source;    // where job_id came from: "cgroup" or "environ"
+  std::string job_state;     // "running", "ended", "unknown" (nothing tells); "" no job
+  std::string job_evidence;  // what decided job_state ("slurmstepd [4711.batch] pid 812 runs")
+  std::vector<std::string> errors;  // what could not be read, and why
+};
+
+// What runs on this node's GPUs (docs/check.md "Who uses each GPU").
+struct WorkloadInfo {
+  bool attempted = false;
+  // Workload managers running here, from /proc's comm: "slurmd", "kubelet".
+  std::vector<std::string> managers;
+  // Slurm jobs with a slurmstepd on this node ("slurmstepd: [4711.batch]"):
+  // the jobs running here. A job's processes outlive it only as orphans.
+  std::vector<std::string> slurm_jobs;
+  // <root>/var/lib/kubelet/pods could be listed: a pod's directory there is
+  // the kubelet's record that the pod still exists.
+  bool kubelet_pods_known = false;
+  std::vector<GpuProcess> processes;  // every pid NVML lists, once, by pid
+  std::string error;                  // why /proc could not be read at all
+};
+
 // --- NVML ---------------------------------------------------------------------
 
 // A value read through NVML with the return code of the call that read it.
@@ -384,6 +432,9 @@ struct NvmlGpu {
   NvmlValue<int> architecture;                    // nvmlDeviceArchitecture_t
   NvmlValue<uint32_t> max_sm_clock_mhz;           // nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)
   NvmlValue<std::vector<NvmlProcess>> processes;  // compute processes
+  // Graphics processes (nvmlDeviceGetGraphicsRunningProcesses): a display
+  // server or a GL/Vulkan program; a GPU with one is in use too.
+  NvmlValue<std::vector<NvmlProcess>> graphics_processes;
   NvmlValue<int> fabric_state;   // 0 not supported, 1 not started, 2 in progress, 3 completed
   NvmlValue<int> fabric_status;  // nvmlReturn_t inside the fabric info
   // The rest of the fabric info, read in the same call (rc as fabric_state's):
@@ -441,6 +492,10 @@ struct CudaDevice {
   int multiprocessors = 0;
   int clock_khz = 0;  // CU_DEVICE_ATTRIBUTE_CLOCK_RATE
   int ctx_rc = -1;    // cuDevicePrimaryCtxRetain + cuCtxSetCurrent + cuMemGetInfo
+  // Why no context was asked for (ctx_rc stays -1): the probe opens none on
+  // a GPU in use or not in DEFAULT compute mode, nor where NVML could not
+  // tell ("busy: 1 process (pid 4711, slurm job 4711)"). "" = asked.
+  std::string ctx_skipped;
 };
 
 // The probe child's own address space (/proc/self/status VmSize, VmData):
@@ -645,6 +700,7 @@ struct Snapshot {
   FabricInfo fabric;
   NvmlInfo nvml;
   CudaInfo cuda;
+  WorkloadInfo workload;  // who uses each GPU
   KernelLogInfo kernel_log;
   std::vector<ReportedError> reported;  // explain: error lines from pasted text
   std::vector<ProbeRecord> probes;

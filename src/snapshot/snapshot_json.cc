@@ -115,6 +115,10 @@ GD_JSON(ContainerInfo, in_container, runtime, evidence, devices_allow, devices_c
 GD_JSON(ServiceInfo, name, running, pids, version)
 GD_JSON(ProcessInfo, pid, comm)
 GD_JSON(NvmlProcess, pid, used_memory_bytes)
+GD_JSON(GpuProcessUse, bus_id, kind, used_memory_bytes)
+GD_JSON(GpuProcess, pid, gpus, visible, comm, uid, user, cgroup, state, age_s, job_kind, job_id,
+        job_source, job_state, job_evidence, errors)
+GD_JSON(WorkloadInfo, attempted, managers, slurm_jobs, kubelet_pods_known, processes, error)
 GD_JSON(NvmlNvLink, link, active, remote_bus_id)
 GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_slowdown_c,
         temp_mem_max_c, temp_gpu_max_c, power_usage_mw, power_limit_mw, power_max_limit_mw,
@@ -128,14 +132,14 @@ GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_s
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, vbios_version, pci_bus_id, pci_device_id,
         minor_number, memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
         compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
-        max_sm_clock_mhz, processes, fabric_state, fabric_status, fabric_clique_id,
+        max_sm_clock_mhz, processes, graphics_processes, fabric_state, fabric_status, fabric_clique_id,
         fabric_cluster_uuid, fabric_health_mask, fabric_health_summary, mig_instance_count, health)
 GD_JSON(NvmlTopoPair, a, b, level)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
         driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology,
         child_error, duration_ms)
 GD_JSON(CudaDevice, ordinal, get_rc, name, pci_bus_id, uuid, total_memory_bytes, cc_major, cc_minor,
-        multiprocessors, clock_khz, ctx_rc)
+        multiprocessors, clock_khz, ctx_rc, ctx_skipped)
 GD_JSON(VmUsage, size_bytes, data_bytes)
 GD_JSON(CudaRun, label, env_changes, library_requested, library_loaded, dlopen_error,
         driver_version_rc, driver_version, init_rc, device_count_rc, device_count, devices,
@@ -153,7 +157,7 @@ GD_JSON(FabricInfo, fm_binary, fm_unit, fm_unit_enabled, fm_exe, nvlsm_binary, u
 GD_JSON(ReportedError, kind, code, text, line, line_no)
 GD_JSON(Snapshot, schema, tool_version, hostname, taken_at, root, deadline_s, env, limits, driver,
         pci, pci_bridges, iommu, devnodes, security, container, services, processes, fabric, nvml,
-        cuda, kernel_log, reported, probes, unobserved)
+        cuda, workload, kernel_log, reported, probes, unobserved)
 
 #undef GD_JSON
 
