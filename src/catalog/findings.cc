@@ -86,6 +86,8 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"visible-devices.ordinal-out-of-range", "a job asks for a GPU beyond those visible",         41, false},
       {"memory.address-space-limit",   "an address-space limit is too small for CUDA",               42, false},
       {"mps.unreachable",              "the MPS control daemon cannot be reached",                   44, false},
+      // An orphan is why a GPU is full or its exclusive mode taken.
+      {"process.orphan",               "a process holds a GPU after its job ended",                  43, false, {"memory.held-by-other-process", "compute-mode.exclusive"}},
       {"compute-mode.exclusive",       "exclusive-process mode and the GPU is taken",                45, false},
       {"mig.no-instances",             "MIG enabled but no instance created or visible",             46, false},
       {"memory.held-by-other-process", "other processes hold most of a GPU's memory",                47, false},

@@ -54,6 +54,7 @@ GD_CHECK(check_visible_devices);  // visible-devices.invalid, visible-devices.hi
 GD_CHECK(check_device_order);     // device-order.mismatch
 GD_CHECK(check_device_ordinal);   // visible-devices.ordinal-out-of-range
 GD_CHECK(check_memory_held);      // memory.held-by-other-process
+GD_CHECK(check_orphans);          // process.orphan
 GD_CHECK(check_address_space);    // memory.address-space-limit
 GD_CHECK(check_compute_mode);     // compute-mode.exclusive
 GD_CHECK(check_mps);              // mps.unreachable

@@ -51,6 +51,10 @@ struct Finding {
   // explain: what decided this finding's place in the ranking ("confirmed by
   // check ...", "possible cause of CUDA error 999, ..."); "" elsewhere.
   std::string ranked_by;
+  // One short line for a scheduler's reason field (Slurm's Reason=, a
+  // taint), where the id and GPUs do not say enough ("orphan pid 1234 (slurm
+  // job 4711 ended) holds 70.0 GiB on GPU 0000:41:00.0"); "" = id and GPUs.
+  std::string brief;
 };
 
 // The verdict is the worst warn or fail among findings, else ok (verdict_of).

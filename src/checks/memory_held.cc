@@ -1,11 +1,20 @@
 // memory.held-by-other-process: a GPU whose memory other processes already
 // fill. A new process then fails to create its context with out of memory (2),
 // which looks like a broken CUDA install when it is a busy GPU.
+//
+// A busy GPU is no fault in itself (docs/check.md "Who uses each GPU"): on a
+// node that runs jobs (Config::fleet) a running job's memory is ok, and
+// asked by a person it is a note that says whose it is and which GPUs are
+// free. It warns or fails only where CUDA itself ran out of memory. An
+// orphan's memory is process.orphan's finding.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
 #include "checks/compare.h"
+#include "checks/gpu_users.h"
 #include "checks/util.h"
 #include "facts/runtime.h"
 #include "util/bytes.h"
@@ -24,16 +33,6 @@ std::string process_name(const Snapshot& s, uint32_t pid) {
   return "";
 }
 
-// A GPU's free share, for suggesting another GPU to use.
-bool gpu_mostly_free(const NvmlGpu& g, double fraction) {
-  if (!g.memory_total_bytes.ok() || !g.memory_used_bytes.ok() || g.memory_total_bytes.value == 0) {
-    return false;
-  }
-  return static_cast<double>(g.memory_used_bytes.value) /
-             static_cast<double>(g.memory_total_bytes.value) <=
-         fraction;
-}
-
 // The requirement, in exact bytes: used at most the configured share of the
 // total (memory_held_fraction).
 Comparison held_comparison(const Config& c, const NvmlGpu& g) {
@@ -45,11 +44,24 @@ Comparison held_comparison(const Config& c, const NvmlGpu& g) {
       g.memory_used_bytes.value, "<=", limit);
 }
 
+// Who holds it, one evidence line each.
+std::vector<std::string> holders(const Snapshot& s, const NvmlGpu& g) {
+  std::vector<std::string> out;
+  for (const GpuUser& u : gpu_users(s, g)) {
+    std::string mem = memory_on(u.process, g.pci_bus_id.value);
+    std::string name = s.workload.attempted
+                           ? describe_process(u.process)
+                           : fmt::format("pid {}{}", u.process.pid, process_name(s, u.process.pid));
+    out.push_back(fmt::format("{} uses {}: {}", name,
+                              mem.empty() ? "memory NVML does not report" : mem, u.why));
+  }
+  return out;
+}
+
 Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double share,
                  Comparison held) {
   const std::string& bdf = g.pci_bus_id.value;
-  std::vector<NvmlProcess> procs;
-  if (g.processes.ok()) procs = g.processes.value;
+  std::vector<GpuUser> users = gpu_users(s, g);
   const CudaRun* u = user_cuda_run(s);
   const CudaDevice* dev = u != nullptr ? run_device(*u, bdf) : nullptr;
   bool ctx_oom = dev != nullptr && dev->ctx_rc == kOutOfMemory;
@@ -58,31 +70,42 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
   bool init_oom = u != nullptr && run_failed_with(*u, kOutOfMemory) &&
                   !s.limits.rlimit_as_bytes.has_value() && !s.limits.rlimit_data_bytes.has_value();
   bool failed = ctx_oom || init_oom;
-
-  std::string who = procs.empty()
-                        ? std::string(
-                              "but NVML lists no process using it (processes in another "
-                              "container or PID namespace are not shown)")
-                        : fmt::format("{} other process{} hold{} it", procs.size(),
-                                      procs.size() == 1 ? "" : "es", procs.size() == 1 ? "s" : "");
+  size_t jobs = 0, orphans = 0;
+  std::vector<std::string> jobs_named;
+  for (const GpuUser& x : users) {
+    if (x.kind == UserKind::kJob) {
+      ++jobs;
+      jobs_named.push_back(job_text(x.process));
+    }
+    if (x.kind == UserKind::kOrphan) ++orphans;
+  }
+  std::sort(jobs_named.begin(), jobs_named.end());
+  jobs_named.erase(std::unique(jobs_named.begin(), jobs_named.end()), jobs_named.end());
+  std::string who = users.empty() ? std::string(
+                                        "but NVML lists no process using it (processes in another "
+                                        "container or PID namespace are not shown)")
+                    : !jobs_named.empty() && jobs == users.size()
+                        ? "held by " + join(jobs_named, ", ")
+                        : fmt::format("{} process{} hold{} it", users.size(),
+                                      users.size() == 1 ? "" : "es", users.size() == 1 ? "s" : "");
   std::string summary =
       fmt::format("GPU {} ({}) is {:.0f}% full: {}", g.index, bdf, share * 100, who);
+  // Severity: a failed CUDA start is the user's problem whoever holds it; a
+  // periodic check on a job node expects full GPUs; a person asking is told.
+  Severity severity = failed ? Severity::kFail : c.fleet ? Severity::kOk : Severity::kInfo;
   if (failed) summary += ", and CUDA ran out of memory on it";
-  Finding f = make_finding(kId, failed ? Severity::kFail : Severity::kWarn, summary);
+  if (severity == Severity::kOk) {
+    summary += orphans > 0 ? " (the orphan's part is process.orphan's finding)"
+                           : ": a running job's memory, as expected on a job node";
+  }
+  Finding f = make_finding(kId, severity, summary);
   f.gpus = {bdf};
   f.evidence.push_back(fmt::format(
       "memory used {} of {} ({:.1f}%; threshold {:.0f}%)", bytes_exact(g.memory_used_bytes.value),
       bytes_exact(g.memory_total_bytes.value), share * 100, c.memory_held_fraction * 100));
-  add_comparison(&f, std::move(held));
-  std::vector<std::string> pids;
-  for (const auto& p : procs) {
-    pids.push_back(std::to_string(p.pid));
-    f.evidence.push_back(p.used_memory_bytes
-                             ? fmt::format("pid {}{} uses {}", p.pid, process_name(s, p.pid),
-                                           bytes_exact(*p.used_memory_bytes))
-                             : fmt::format("pid {}{} (memory use not reported by NVML)", p.pid,
-                                           process_name(s, p.pid)));
-  }
+  // An ok finding states only requirements it meets (tests/invariants).
+  if (severity != Severity::kOk) add_comparison(&f, std::move(held));
+  for (std::string& line : holders(s, g)) f.evidence.push_back(std::move(line));
   if (!g.processes.ok() && g.processes.rc >= 0) {
     f.evidence.push_back("NVML process list: " + nvml_error(g.processes.rc));
   }
@@ -92,20 +115,22 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
   } else if (init_oom) {
     f.evidence.push_back("CUDA with this environment: " + describe_run(*u));
   }
+  if (severity == Severity::kOk) return f;
+  if (std::string free = free_gpus_remedy(s, c.memory_held_fraction); !free.empty()) {
+    f.remedy.push_back(free);
+  }
   f.remedy.push_back(
       "nvidia-smi --query-compute-apps=pid,used_memory --format=csv   # who holds "
       "which GPU");
-  if (!pids.empty()) {
-    f.remedy.push_back(
-        fmt::format("kill {}   # only if these are yours and no longer needed", join(pids, " ")));
-  }
-  for (const auto& other : s.nvml.gpus) {
-    if (&other == &g || !other.uuid.ok() || !gpu_mostly_free(other, c.memory_held_fraction)) {
-      continue;
+  std::vector<std::string> own;
+  for (const GpuUser& x : users) {
+    if (x.process.uid && *x.process.uid == s.limits.uid) {
+      own.push_back(std::to_string(x.process.pid));
     }
-    f.remedy.push_back(fmt::format("or use a free GPU: export CUDA_VISIBLE_DEVICES={}   # {}",
-                                   other.uuid.value, other.pci_bus_id.value));
-    break;
+  }
+  if (!own.empty()) {
+    f.remedy.push_back(
+        fmt::format("kill {}   # yours: only if they are no longer needed", join(own, " ")));
   }
   return f;
 }
@@ -136,14 +161,19 @@ std::vector<Finding> check_memory_held(const Snapshot& s, const Config& c) {
                                  format_bytes(g.memory_total_bytes.value)));
     }
   }
-  if (!out.empty()) return out;
-  if (fine.empty()) return not_applicable(kId, "NVML reported no GPU's memory use");
-  Finding f =
-      make_finding(kId, Severity::kOk,
-                   fmt::format("no GPU is more than {:.0f}% full", c.memory_held_fraction * 100));
+  bool all_ok = std::all_of(out.begin(), out.end(),
+                            [](const Finding& f) { return f.severity == Severity::kOk; });
+  if (!all_ok || fine.empty()) {
+    if (out.empty()) return not_applicable(kId, "NVML reported no GPU's memory use");
+    return out;
+  }
+  Finding f = make_finding(kId, Severity::kOk,
+                           fmt::format("no {}GPU is more than {:.0f}% full",
+                                       out.empty() ? "" : "other ", c.memory_held_fraction * 100));
   f.evidence = fine;
   for (auto& x : fine_cmps) add_comparison(&f, std::move(x));
-  return {f};
+  out.push_back(std::move(f));
+  return out;
 }
 
 }  // namespace gd

@@ -60,6 +60,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"compute-mode", "no exclusive-process GPU is already taken", {"compute-mode.exclusive"}, check_compute_mode, {"nvml", "cuda"}},
     {"mig", "MIG-enabled GPUs have instances", {"mig.no-instances"}, check_mig, {"nvml", "cuda", "env"}},
     {"memory-held", "no other process holds most of a GPU's memory", {"memory.held-by-other-process"}, check_memory_held, {"nvml", "limits"}},
+    {"orphans", "no process holds a GPU after its Slurm job or pod ended", {"process.orphan"}, check_orphans, {"nvml", "workload"}},
     {"nvml-init", "NVML starts", {"nvml.init-failed", "nvml.init-hang"}, check_nvml_init, {"nvml", "driver", "container"}},
     {"cuda-init", "CUDA starts and creates a context on every GPU", {"cuda.init-failed", "cuda.init-hang"}, check_cuda_init, {"cuda"}},
     {"gpu-count", "every GPU on the PCI bus is usable by NVML and CUDA, and they list no more", {"gpu.missing"}, check_gpu_missing, {"pci", "nvml", "cuda", "container", "env"}},

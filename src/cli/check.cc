@@ -90,6 +90,9 @@ int run_check(const CheckArgs& args) {
     return kExitUsage;
   }
   config.kernel_log_window_s = *window;
+  // Slurm's HealthCheckProgram and node-problem-detector check a node while
+  // its jobs run: there a job on its GPUs is normal.
+  config.fleet = args.slurm || args.format == "npd";
   auto loaded = load_or_probe(args.from, args.probe);
   if (!loaded.ok()) {
     print_error(loaded.error());

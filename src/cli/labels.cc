@@ -121,6 +121,7 @@ int run_labels(const LabelsArgs& args) {
     return kExitUsage;
   }
   config->kernel_log_window_s = *window;
+  config->fleet = true;  // node labels judge a job node: a running job is normal
   auto checks = select_for(args.only, args.skip, &*config);
   if (!checks.ok()) {
     print_error("labels: " + checks.error());

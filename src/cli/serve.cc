@@ -114,6 +114,7 @@ int run_serve(const ServeArgs& args) {
   }
   opt.config = std::move(*config);
   opt.config.kernel_log_window_s = *window;
+  opt.config.fleet = true;  // a job node's exporter: a running job is normal
   if (auto checks = select_for(args.only, args.skip, &opt.config); !checks.ok()) {
     print_error(checks.error());
     return kExitUsage;

@@ -20,8 +20,9 @@ namespace gd {
 namespace {
 
 // Every source a probe fills (ProbeRecord names), plus "reported".
-const char* const kSources[] = {"env",      "limits", "driver", "pci",  "devnodes",   "container",
-                                "services", "fabric", "nvml",   "cuda", "kernel-log", "reported"};
+const char* const kSources[] = {"env",        "limits",   "driver",  "pci",  "devnodes",
+                                "container",  "services", "fabric",  "nvml", "cuda",
+                                "kernel-log", "reported", "workload"};
 
 // "[ 1234.567890] ...", "Mar  2 10:00:01 host kernel: ...", "NVRM: ...": a kernel log line.
 bool kernel_line(std::string_view t) {

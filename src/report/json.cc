@@ -15,6 +15,7 @@ nlohmann::ordered_json finding_to_json(const Finding& f) {
                                {"check", f.check}};
   if (!f.follows_from.empty()) jf["follows_from"] = f.follows_from;
   if (!f.ranked_by.empty()) jf["ranked_by"] = f.ranked_by;
+  if (!f.brief.empty()) jf["brief"] = f.brief;
   // Only where a check stated one, like follows_from: reports of checks that
   // compare nothing keep their v1 shape.
   if (!f.comparisons.empty()) {

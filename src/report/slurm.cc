@@ -202,7 +202,9 @@ const char* slurm_action_name(SlurmAction a) {
 std::string slurm_drain_reason(const Finding& f) {
   std::string reason =
       std::string(kSlurmReasonPrefix) + " " + printable_unquoted_or_underscore(f.id, 60);
-  if (!f.gpus.empty()) {
+  if (!f.brief.empty()) {
+    reason += " " + f.brief;
+  } else if (!f.gpus.empty()) {
     reason += f.gpus.size() == 1 ? " GPU " : " GPUs ";
     // Bus ids while they fit, then how many more: " +3" fits in 8.
     for (size_t i = 0; i < f.gpus.size(); ++i) {

@@ -247,6 +247,73 @@ def test_a_flapping_gpu_is_held_until_it_stays():
             assert d.terminate() == 0
 
 
+def add_proc(root, pid, comm, cgroup, cmdline=None, uid=1000):
+    """A process in the recorded tree's /proc, as the kernel prints it."""
+    d = os.path.join(root, "proc", str(pid))
+    os.makedirs(d, exist_ok=True)
+    files = {
+        "comm": comm + "\n",
+        "status": f"Name:\t{comm}\nState:\tS (sleeping)\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n",
+        "stat": f"{pid} ({comm}) S 1 {pid} {pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 "
+                "100 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+        "cgroup": f"0::{cgroup}\n",
+        "cmdline": (cmdline or comm) + "\0",
+    }
+    for name, text in files.items():
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+
+
+def test_a_busy_node_is_left_alone_and_an_orphan_is_named():
+    """Issue 34: a Slurm job's process on every GPU (94 % of the memory,
+    EXCLUSIVE_PROCESS mode) over several check cycles: no context asked for
+    (the fake libcuda's log), verdict ok, every GPU healthy. Then the job's
+    slurmstepd is gone and its process stays: process.orphan fails and names
+    the pid and the job."""
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Machine(tmp)
+        job_cgroup = "/system.slice/slurmstepd.scope/job_4711/step_batch/user/task_0"
+        add_proc(m.root, 4711, "python", job_cgroup)
+        add_proc(m.root, 812, "slurmstepd", "/system.slice/slurmstepd.scope/job_4711/slurm",
+                 cmdline="slurmstepd: [4711.batch]", uid=0)
+        add_proc(m.root, 90, "slurmd", "/system.slice/slurmd.service", uid=0)
+        with open(m.scenario) as f:
+            busy = json.load(f)
+        total = busy.get("gpu_defaults", {}).get("memory_total_bytes", 80 << 30)
+        for g in busy["gpus"]:
+            total_g = g.get("memory_total_bytes", total)
+            g["memory_used_bytes"] = total_g * 94 // 100
+            g["processes"] = [{"pid": 4711, "used_memory_bytes": total_g * 94 // 100}]
+            g["compute_mode"] = 3
+        m.become(busy)
+        log = os.path.join(tmp, "contexts.log")
+        env = dict(m.env, GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG=log)
+        with Daemon(m.args() + ["--interval", "0.3", "--check-interval", "0.3", "--no-history",
+                                "--diag-helper", "none"], env=env) as d:
+            wait_ready(d)
+            wait_for("4 checks", lambda: (metric_value(d.get("/metrics")[2],
+                                                      "gpudoctor_check_runs_total") or 0) >= 4,
+                     timeout=60)
+            metrics = d.get("/metrics")[2]
+            assert metric_value(metrics, "gpudoctor_verdict", '{severity="ok"}') == 1, \
+                [line for line in metrics.splitlines() if "finding" in line][:20]
+            healthy = [line for line in metrics.splitlines()
+                       if line.startswith("gpudoctor_gpu_healthy{")]
+            assert len(healthy) == 8 and all(line.endswith(" 1") for line in healthy), healthy
+            asked = open(log).read().splitlines() if os.path.exists(log) else []
+            assert asked == [], f"contexts asked for on busy GPUs: {asked[:5]}"
+
+            # The job ends; its process does not.
+            shutil.rmtree(os.path.join(m.root, "proc", "812"))
+            wait_for("process.orphan", lambda: 'gpudoctor_finding{id="process.orphan",'
+                     'severity="fail"' in d.get("/metrics")[2], timeout=30)
+            report = json.loads(d.get("/report.json")[2])
+            orphan = [f for f in report["findings"] if f["id"] == "process.orphan"]
+            assert orphan and "pid 4711" in orphan[0]["summary"] and \
+                "slurm job 4711" in orphan[0]["summary"], orphan
+            assert d.terminate() == 0
+
+
 def alive(pid):
     """True while pid exists and is not a zombie."""
     try:

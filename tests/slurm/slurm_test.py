@@ -36,7 +36,16 @@ It asserts, each within a bounded time:
      file is unchanged;
   8. a job of user daemon that leaves 2,000 summaries, beside one that user
      nobody put there under the job's id: the first 256 of daemon's are
-     appended in rank order, nobody's is not, and all are removed.
+     appended in rank order, nobody's is not, and all are removed;
+  9. busy: a batch job holds all 8 GPUs (NVML lists its real pid on each,
+     94 % of the memory, EXCLUSIVE_PROCESS mode) while health checks run:
+     the node stays allocated with no reason, the fake libcuda is asked for
+     no context, and the job completes;
+ 10. orphan: a job leaves a process behind (setsid: linuxproc no longer
+     finds it) that NVML lists on GPU 0000:18:00.0 with 70 GiB: the idle
+     node is drained with "gpudoctor: process.orphan orphan pid N (slurm job
+     J ended) holds 70.0 GiB on GPU 0000:18:00.0"; once it is killed and the
+     GPU empty, the node is resumed.
 
 usage: slurm_test.py GPUDOCTOR FAKES_DIR [--sanitized]
 Exit 77 (skipped) when not root, without Slurm or munge, or with --sanitized
@@ -154,17 +163,33 @@ class Cluster:
         with open(os.path.join(d, "lost.json"), "w") as f:
             json.dump(lost, f)
         self.set_diag(True)
+        # liveroot: the healthy recorded tree whose /proc gets this machine's
+        # processes as links (hc.sh), and its /etc/passwd.
+        live = os.path.join(d, "liveroot")
+        shutil.copytree(gd_root, live, symlinks=True)
+        os.makedirs(os.path.join(live, "etc"), exist_ok=True)
+        for f in ("proc/uptime", "etc/passwd"):
+            if os.path.lexists(os.path.join(live, f)):
+                os.remove(os.path.join(live, f))
+            os.symlink("/" + f, os.path.join(live, f))
+        self.healthy_fake = blip
         with open(os.path.join(d, "hc.sh"), "w") as f:
             f.write(f"""#!/bin/sh
 case "$(cat {d}/scenario)" in
   failing) root={bad_root}; fake={fake_dir}/{bad_fake}.json ;;
   blip) root={gd_root}; fake={d}/blip.json ;;
   lost) root={gd_root}; fake={d}/lost.json ;;
+  busy|orphan)
+    # The recorded machine, with this machine's processes: the workload
+    # probe reads the job's /proc/PID, slurmd's and slurmstepd's through it.
+    root={d}/liveroot; fake={d}/$(cat {d}/scenario).json
+    find "$root/proc" -maxdepth 1 -type l -delete
+    for p in /proc/[0-9]*; do [ -e "$root$p" ] || ln -s "$p" "$root$p"; done ;;
   *) root={gd_root}; fake={fake_dir}/{gd_fake}.json ;;
 esac
 export GPUDOCTOR_SLURM_ARGS="--slurm-recheck 1s --diag-helper {FAKE_HELPER}"
 export SLURM_CONF={d}/slurm.conf GPUDOCTOR={self.gd} GPUDOCTOR_FAKE_SCENARIO=$fake
-export GPUDOCTOR_FAKE_DIAG={d}/diag.json
+export GPUDOCTOR_FAKE_DIAG={d}/diag.json GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG={d}/contexts.log
 {WRAPPER} --root "$root" --nvml-lib {self.fakes}/libnvidia-ml.so.1 \\
   --cuda-lib {self.fakes}/libcuda.so.1 --cudart-lib {self.fakes}/libcudart.so.13 \\
   >>{self.hc_log} 2>&1
@@ -391,6 +416,104 @@ def foreign_and_many_summaries(c):
           "summary refused; all removed")
 
 
+def write_fake(c, word, holders):
+    """The healthy machine's fake with `holders` ({bus_id: (pid, bytes)})
+    on its GPUs, exclusive-process mode on each busy one, as {d}/WORD.json."""
+    fake = json.loads(json.dumps(c.healthy_fake))
+    fake.pop("errors", None)
+    fake.pop("fail_once_file", None)
+    for g in fake["gpus"]:
+        if g["bus_id"] in holders:
+            pid, used = holders[g["bus_id"]]
+            g["processes"] = [{"pid": pid, "used_memory_bytes": used}]
+            g["memory_used_bytes"] = used
+            g["compute_mode"] = 3
+    tmp = os.path.join(c.d, word + ".json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(fake, f)
+    os.replace(tmp, os.path.join(c.d, word + ".json"))
+
+
+def contexts(c):
+    """The lines the fake libcuda wrote: one per context asked for."""
+    try:
+        with open(os.path.join(c.d, "contexts.log")) as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def wait_file(c, path, what):
+    c.wait_for(what, lambda: os.path.exists(path) and open(path).read().strip() != "", WAIT_S)
+    return int(open(path).read().split()[0])
+
+
+def busy_node(c):
+    """9. A job on every GPU: the node stays allocated, no context is asked
+    for, the job completes."""
+    pid_file, stop = os.path.join(c.d, "busy.pid"), os.path.join(c.d, "busy.stop")
+    out = os.path.join(c.d, "busy-%j.out")
+    script = (f"echo $$ > {pid_file}; i=0; while [ ! -e {stop} ] && [ $i -lt 600 ]; do "
+              f"sleep 0.2; i=$((i+1)); done; echo job-completed")
+    r = c.run(which("sbatch"), "--parsable", "--output", out, "--wrap", script)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    pid = wait_file(c, pid_file, f"job {job} running")
+    first = c.healthy_fake["gpus"][0]
+    total = first.get("memory_total_bytes",
+                      c.healthy_fake.get("gpu_defaults", {}).get("memory_total_bytes", 80 << 30))
+    holders = {g["bus_id"]: (pid, total * 94 // 100) for g in c.healthy_fake["gpus"]}
+    write_fake(c, "busy", holders)
+    before = len(contexts(c))
+    c.set_scenario("busy")
+    c.wait_checks(3)
+    state = c.sinfo()
+    assert state[0] in ("allocated", "mixed") and state[1] == "none", state
+    asked = contexts(c)[before:]
+    assert asked == [], f"contexts asked for on a busy node: {asked[:5]}"
+    open(stop, "w").close()
+    c.set_scenario("healthy")
+    path = out.replace("%j", job)
+    c.wait_for(f"job {job} completed", lambda: os.path.exists(path) and
+               "job-completed" in open(path).read(), WAIT_S)
+    c.wait_for("idle after the job", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
+    print(f"job {job} on all 8 GPUs (exclusive, 94 % full): node stayed {state[0]}, "
+          f"0 contexts asked for, the job completed")
+
+
+def orphan(c):
+    """10. A process left behind by its job: drained with its pid and job;
+    resumed once it is gone."""
+    pid_file = os.path.join(c.d, "orphan.pid")
+    out = os.path.join(c.d, "orphan-%j.out")
+    # setsid: the leftover leaves the job's process tree, which is all that
+    # proctrack/linuxproc kills at the job's end (as a daemonizing launcher does).
+    script = f"setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > {pid_file}; echo started"
+    r = c.run(which("sbatch"), "--parsable", "--output", out, "--wrap", script)
+    assert r.returncode == 0, r.stderr
+    job = r.stdout.strip().split(";")[0]
+    pid = wait_file(c, pid_file, f"job {job} started its leftover")
+    try:
+        c.wait_for(f"job {job} ended", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
+        os.kill(pid, 0)  # the leftover outlived its job
+        bus = "0000:18:00.0"
+        write_fake(c, "orphan", {bus: (pid, 70 << 30)})
+        c.set_scenario("orphan")
+        want = (f"gpudoctor: process.orphan orphan pid {pid} (slurm job {job} ended) holds "
+                f"70.0 GiB on GPU {bus}")
+        c.wait_for("drained for the orphan", lambda: c.sinfo()[0] in ("drained", "draining")
+                   and c.sinfo()[1] == want, WAIT_S)
+        print(f"job {job}'s leftover pid {pid} drained the idle node: {want}")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    c.set_scenario("healthy")
+    c.wait_for("resumed once the orphan is gone", lambda: c.sinfo() == ("idle", "none"), WAIT_S)
+    print("the orphan killed: resumed")
+
+
 def test(c):
     drained = "gpudoctor: gpu.fallen-off-bus GPU 0000:41:00.0"
 
@@ -474,6 +597,8 @@ def test(c):
 
     hostile_job_name(c)
     foreign_and_many_summaries(c)
+    busy_node(c)
+    orphan(c)
 
     # What gpudoctor printed, one line per check, as slurmd would log it.
     with open(c.hc_log) as f:
