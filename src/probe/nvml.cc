@@ -51,6 +51,9 @@ Api resolve_api(void* lib) {
       resolve<nvmlReturn_t(nvmlDevice_t, int, unsigned*)>(lib, {"nvmlDeviceGetMaxClockInfo"});
   a.processes = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)>(
       lib, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  a.graphics_processes = resolve<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)>(
+      lib,
+      {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"});
   a.fabric =
       resolve<nvmlReturn_t(nvmlDevice_t, FabricInfoV3*)>(lib, {"nvmlDeviceGetGpuFabricInfoV"});
   a.max_mig =
@@ -113,26 +116,28 @@ void read_modes(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::str
   if (g->max_sm_clock_mhz.ok()) g->max_sm_clock_mhz.value = mhz;
 }
 
-// Size query first (count 0 -> INSUFFICIENT_SIZE and the count), then the
-// list; processes may start in between, hence the retries.
-void read_processes(const Api& a, ChildOutput& out, nvmlDevice_t dev, const std::string& at,
-                    NvmlGpu* g) {
+// One of NVML's process lists (compute or graphics: the same signature and
+// struct) into *list. Size query first (count 0 -> INSUFFICIENT_SIZE and the
+// count), then the list; processes may start in between, hence the retries.
+using ProcessListSym = Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)>;
+void read_processes(const ProcessListSym& sym, ChildOutput& out, nvmlDevice_t dev,
+                    const std::string& at, NvmlValue<std::vector<NvmlProcess>>* list) {
   unsigned n = 0;
-  int rc = ask(out, a.processes, at, [&](auto f) { return f(dev, &n, nullptr); });
+  int rc = ask(out, sym, at, [&](auto f) { return f(dev, &n, nullptr); });
   std::vector<ProcessInfo> infos;
   for (int attempt = 0; rc == kInsufficientSize && attempt < 3; ++attempt) {
     infos.assign(n + 8, ProcessInfo{});
     unsigned cap = static_cast<unsigned>(infos.size());
-    rc = ask(out, a.processes, at, [&](auto f) { return f(dev, &cap, infos.data()); });
+    rc = ask(out, sym, at, [&](auto f) { return f(dev, &cap, infos.data()); });
     n = cap;
   }
-  g->processes.rc = rc;
+  list->rc = rc;
   if (rc != kSuccess) return;
   for (unsigned i = 0; i < n && i < infos.size(); ++i) {
     NvmlProcess p;
     p.pid = infos[i].pid;
     if (infos[i].usedGpuMemory != kValueNotAvailable) p.used_memory_bytes = infos[i].usedGpuMemory;
-    g->processes.value.push_back(p);
+    list->value.push_back(p);
   }
 }
 
@@ -241,7 +246,8 @@ nvmlDevice_t read_gpu(const Api& a, ChildOutput& out, unsigned index, NvmlGpu* g
   read_strings(a, out, dev, at, g);
   read_memory(a, out, dev, at, g);
   read_modes(a, out, dev, at, g);
-  read_processes(a, out, dev, at, g);
+  read_processes(a.processes, out, dev, at, &g->processes);
+  read_processes(a.graphics_processes, out, dev, at, &g->graphics_processes);
   read_fabric_and_mig(a, out, dev, at, g);
   return dev;
 }

@@ -141,7 +141,9 @@ struct Api {
   Sym<nvmlReturn_t(nvmlDevice_t, int*, int*)> cc;
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> arch;
   Sym<nvmlReturn_t(nvmlDevice_t, int, unsigned*)> max_clock;
+  // Compute and graphics processes: one signature and struct (read_processes).
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)> processes;
+  Sym<nvmlReturn_t(nvmlDevice_t, unsigned*, ProcessInfo*)> graphics_processes;
   Sym<nvmlReturn_t(nvmlDevice_t, FabricInfoV3*)> fabric;  // v3 first, then v2
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned*)> max_mig;
   Sym<nvmlReturn_t(nvmlDevice_t, unsigned, nvmlDevice_t*)> mig_handle;

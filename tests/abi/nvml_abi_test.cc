@@ -100,6 +100,8 @@ GD_ABI_SYMBOL(Api, arch, nvmlDeviceGetArchitecture);
 GD_ABI_SYMBOL(Api, max_clock, nvmlDeviceGetMaxClockInfo);
 GD_ABI_SYMBOL(Api, processes, nvmlDeviceGetComputeRunningProcesses_v3);
 GD_ABI_SYMBOL(Api, processes, nvmlDeviceGetComputeRunningProcesses_v2);
+GD_ABI_SYMBOL(Api, graphics_processes, nvmlDeviceGetGraphicsRunningProcesses_v3);
+GD_ABI_SYMBOL(Api, graphics_processes, nvmlDeviceGetGraphicsRunningProcesses_v2);
 GD_ABI_SYMBOL(Api, fabric, nvmlDeviceGetGpuFabricInfoV);
 GD_ABI_SYMBOL(Api, max_mig, nvmlDeviceGetMaxMigDeviceCount);
 GD_ABI_SYMBOL(Api, mig_handle, nvmlDeviceGetMigDeviceHandleByIndex);

@@ -333,11 +333,15 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type,
   return clock_by_type(type, dev->gpu->max_sm_clock_mhz, dev->gpu->max_mem_clock_mhz, clock);
 }
 
-FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev,
-                                                                 unsigned int* count,
-                                                                 nvmlProcessInfo_t* infos) {
-  if (int rc = device_call("nvmlDeviceGetComputeRunningProcesses_v3", dev, count)) return rc;
-  const auto& procs = dev->gpu->processes;
+namespace {
+
+// nvmlDeviceGet{Compute,Graphics}RunningProcesses_v3: the count alone when
+// *count is too small (INSUFFICIENT_SIZE), else the list.
+nvmlReturn_t answer_processes(const char* fn, nvmlDevice_t dev, unsigned int* count,
+                              nvmlProcessInfo_t* infos,
+                              const std::vector<fake::Process> fake::Gpu::*list) {
+  if (int rc = device_call(fn, dev, count)) return rc;
+  const auto& procs = dev->gpu->*list;
   if (*count < procs.size()) {
     *count = static_cast<unsigned int>(procs.size());
     return procs.empty() ? kSuccess : kInsufficientSize;
@@ -351,6 +355,22 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t de
   }
   *count = static_cast<unsigned int>(procs.size());
   return kSuccess;
+}
+
+}  // namespace
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev,
+                                                                 unsigned int* count,
+                                                                 nvmlProcessInfo_t* infos) {
+  return answer_processes("nvmlDeviceGetComputeRunningProcesses_v3", dev, count, infos,
+                          &fake::Gpu::processes);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t dev,
+                                                                  unsigned int* count,
+                                                                  nvmlProcessInfo_t* infos) {
+  return answer_processes("nvmlDeviceGetGraphicsRunningProcesses_v3", dev, count, infos,
+                          &fake::Gpu::graphics_processes);
 }
 
 // Takes the struct version named in the first word, v3 (current) or v2

@@ -45,6 +45,22 @@ std::string get_string(const json& j, const char* key, const std::string& fallba
   return it->get<std::string>();
 }
 
+// "processes" / "graphics_processes": [{"pid": 4242, "used_memory_bytes": 1}];
+// a null or absent used_memory_bytes is NVML's NOT_AVAILABLE.
+std::vector<Process> get_processes(const json& j, const char* key) {
+  std::vector<Process> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const auto& p : *it) {
+    Process proc;
+    proc.pid = static_cast<uint32_t>(get_uint(p, "pid", 0));
+    auto mem = p.find("used_memory_bytes");
+    if (mem != p.end() && !mem->is_null()) proc.used_memory_bytes = mem->get<uint64_t>();
+    out.push_back(proc);
+  }
+  return out;
+}
+
 std::map<std::string, int> get_int_map(const json& j, const char* key) {
   std::map<std::string, int> out;
   auto it = j.find(key);
@@ -184,15 +200,8 @@ Gpu parse_gpu(const json& j) {
       g.mig_instances.push_back(mi);
     }
   }
-  if (auto it = j.find("processes"); it != j.end() && it->is_array()) {
-    for (const auto& p : *it) {
-      Process proc;
-      proc.pid = static_cast<uint32_t>(get_uint(p, "pid", 0));
-      auto mem = p.find("used_memory_bytes");
-      if (mem != p.end() && !mem->is_null()) proc.used_memory_bytes = mem->get<uint64_t>();
-      g.processes.push_back(proc);
-    }
-  }
+  g.processes = get_processes(j, "processes");
+  g.graphics_processes = get_processes(j, "graphics_processes");
   if (auto it = j.find("fabric"); it != j.end() && it->is_object()) {
     g.fabric_supported = true;
     g.fabric_state = get_int(*it, "state", 0);

@@ -23,6 +23,9 @@
 //                 "mig_instances": [{"uuid": "MIG-...", "gi": 1, "ci": 0,
 //                                    "memory_total_bytes", "multiprocessors"}],
 //                 "processes": [{"pid": 4242, "used_memory_bytes": 1}],  // null = N/A
+//                 "graphics_processes": [{"pid": 1312, "used_memory_bytes": 1}],
+//                          // nvmlDeviceGetGraphicsRunningProcesses_v3 (an X
+//                          // server, a GL program); same shape; default none
 //                 "fabric": {"state": 3, "status": 0,   // absent: NOT_SUPPORTED
 //                            "clique_id": 1, "cluster_uuid": "<32 hex digits>",
 //                            "health_mask": 0, "health_summary": 1},
@@ -197,7 +200,8 @@ struct Gpu {
   bool mig_capable = false;
   int mig_current = 0, mig_pending = 0;
   std::vector<MigInstance> mig_instances;
-  std::vector<Process> processes;
+  std::vector<Process> processes;           // compute
+  std::vector<Process> graphics_processes;  // graphics
   bool fabric_supported = false;
   int fabric_state = 0, fabric_status = 0;
   unsigned fabric_clique_id = 0, fabric_health_mask = 0;
