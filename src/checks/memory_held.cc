@@ -48,7 +48,11 @@ Comparison held_comparison(const Config& c, const NvmlGpu& g) {
 std::vector<std::string> holders(const Snapshot& s, const NvmlGpu& g) {
   std::vector<std::string> out;
   for (const GpuUser& u : gpu_users(s, g)) {
-    std::string mem = memory_on(u.process, g.pci_bus_id.value);
+    std::optional<uint64_t> bytes;
+    for (const GpuProcessUse& use : u.process.gpus) {
+      if (use.bus_id == g.pci_bus_id.value && use.used_memory_bytes) bytes = *use.used_memory_bytes;
+    }
+    std::string mem = bytes ? bytes_exact(*bytes) : "";
     std::string name = s.workload.attempted
                            ? describe_process(u.process)
                            : fmt::format("pid {}{}", u.process.pid, process_name(s, u.process.pid));

@@ -92,6 +92,12 @@ def check_faults(machine):
         report = gpudoctor("check", "--from", snap)
         said = ranked(report)
         want = row.get("expect_first")
+        note = row.get("expect_note")
+        if note is not None:
+            notes = [f for f in report["findings"] if f["id"] == note]
+            if not notes or any(f["severity"] != "info" for f in notes):
+                problems.append(f"{row['name']}: expected {note} as a note (info), got "
+                                f"{[f['severity'] for f in notes]}")
         if want is None:
             if failing(report):
                 problems.append(f"{row['name']}: healthy, but fails {failing(report)}")

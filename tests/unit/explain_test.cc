@@ -714,9 +714,9 @@ TEST(RunChecks, SkipsChecksWithUnobservedNeeds) {
 }
 
 TEST(Registry, EveryCheckNamesKnownNeeds) {
-  const std::set<std::string> known = {"env",      "limits",    "driver",     "pci",
-                                       "devnodes", "container", "services",   "fabric",
-                                       "nvml",     "cuda",      "kernel-log", "reported"};
+  const std::set<std::string> known = {"env",        "limits",   "driver",  "pci",  "devnodes",
+                                       "container",  "services", "fabric",  "nvml", "cuda",
+                                       "kernel-log", "reported", "workload"};
   for (const auto& c : all_checks()) {
     EXPECT_FALSE(c.needs.empty()) << c.name;
     for (const auto& n : c.needs) EXPECT_EQ(known.count(n), 1u) << c.name << ": " << n;
