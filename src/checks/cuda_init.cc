@@ -1,7 +1,9 @@
 // cuda.init-failed / cuda.init-hang: the generic symptom — cuInit,
 // cuDeviceGetCount, cudaGetDeviceCount or a per-GPU context failed, hung or
 // crashed. Narrower findings name the cause; the report ranks them first.
+#include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "catalog/cuda_errors.h"
 #include "checks/checks.h"
@@ -101,34 +103,93 @@ Finding failure_finding(const Snapshot& s, const CudaRun& r) {
   return f;
 }
 
+// "0000:01:00.0 (CUDA device 2, NVIDIA GeForce RTX 4090)"
+std::string device_text(const CudaDevice& d) {
+  std::string where = d.pci_bus_id.empty() ? "device " + std::to_string(d.ordinal) : d.pci_bus_id;
+  return where + " (CUDA device " + std::to_string(d.ordinal) +
+         (d.name.empty() ? "" : ", " + d.name) + ")";
+}
+
+// "0000:41:00.0, 0000:61:00.0 (CUDA devices 0, 1): no context opened: why",
+// one line per reason, in CUDA's order.
+std::vector<std::string> skipped_lines(const CudaRun& r) {
+  std::vector<std::pair<std::string, std::vector<const CudaDevice*>>> by_reason;
+  for (const auto& d : r.devices) {
+    if (d.get_rc > 0 || d.ctx_skipped.empty()) continue;
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&](const auto& e) { return e.first == d.ctx_skipped; });
+    if (it == by_reason.end()) {
+      by_reason.push_back({d.ctx_skipped, {}});
+      it = by_reason.end() - 1;
+    }
+    it->second.push_back(&d);
+  }
+  std::vector<std::string> out;
+  for (const auto& [why, devs] : by_reason) {
+    if (devs.size() == 1) {
+      out.push_back(device_text(*devs[0]) + ": no context opened: " + why);
+      continue;
+    }
+    std::vector<std::string> where, ordinals;
+    for (const CudaDevice* d : devs) {
+      where.push_back(d->pci_bus_id.empty() ? "device " + std::to_string(d->ordinal)
+                                            : d->pci_bus_id);
+      ordinals.push_back(std::to_string(d->ordinal));
+    }
+    out.push_back(join(where, ", ") + " (CUDA devices " + join(ordinals, ", ") +
+                  "): no context opened: " + why);
+  }
+  return out;
+}
+
+// A context the probe did not ask for (a job's GPU, compute mode not
+// DEFAULT, NVML silent: ctx_skipped) is neither a failure nor a success:
+// it is said, and counts for neither.
 Finding context_finding(const CudaRun& r) {
   std::vector<std::string> gpus;
   std::vector<std::string> evidence;
+  std::vector<std::string> skipped = skipped_lines(r);
+  size_t skipped_count = 0;
+  size_t opened = 0;
   for (const auto& d : r.devices) {
     if (d.get_rc > 0) {
       evidence.push_back("device " + std::to_string(d.ordinal) +
                          ": cuDeviceGet: " + cuda_driver_error(d.get_rc));
       if (!d.pci_bus_id.empty()) gpus.push_back(d.pci_bus_id);
+    } else if (!d.ctx_skipped.empty()) {
+      ++skipped_count;
     } else if (d.ctx_rc > 0) {
-      std::string where =
-          d.pci_bus_id.empty() ? "device " + std::to_string(d.ordinal) : d.pci_bus_id;
-      evidence.push_back(where + " (CUDA device " + std::to_string(d.ordinal) +
-                         (d.name.empty() ? "" : ", " + d.name) +
-                         "): context creation failed: " + cuda_driver_error(d.ctx_rc));
+      evidence.push_back(device_text(d) +
+                         ": context creation failed: " + cuda_driver_error(d.ctx_rc));
       if (!d.pci_bus_id.empty()) gpus.push_back(d.pci_bus_id);
+    } else if (d.ctx_rc == 0) {
+      ++opened;
     }
   }
+  const size_t n = r.devices.size();
   if (evidence.empty()) {
-    return make_finding(kFailed, Severity::kOk,
-                        "CUDA starts: cuInit succeeded and a context was created on all " +
-                            std::to_string(r.devices.size()) + " device(s).");
+    if (skipped.empty()) {
+      return make_finding(kFailed, Severity::kOk,
+                          "CUDA starts: cuInit succeeded and a context was created on all " +
+                              std::to_string(n) + " device(s).");
+    }
+    std::string summary =
+        opened == 0 ? "CUDA starts: cuInit succeeded on " + std::to_string(n) +
+                          " device(s); no context was opened on any of them (see the evidence)."
+                    : "CUDA starts: cuInit succeeded and a context was created on " +
+                          std::to_string(opened) + " of " + std::to_string(n) +
+                          " device(s); none was opened on the other " +
+                          std::to_string(skipped_count) + " (see the evidence).";
+    Finding f = make_finding(kFailed, Severity::kOk, summary);
+    f.evidence = std::move(skipped);
+    return f;
   }
-  Finding f =
-      make_finding(kFailed, Severity::kFail,
-                   "CUDA starts, but " + std::to_string(evidence.size()) + " of " +
-                       std::to_string(r.devices.size()) + " GPU(s) cannot create a context.");
+  Finding f = make_finding(kFailed, Severity::kFail,
+                           "CUDA starts, but " + std::to_string(evidence.size()) + " of " +
+                               std::to_string(n) + " GPU(s) cannot create a context.");
   f.gpus = gpus;
   f.evidence = evidence;
+  f.evidence.insert(f.evidence.end(), skipped.begin(), skipped.end());
   f.remedy = {
       "This is the symptom: fix the cause a finding ranked above names; where none does, "
       "no known cause was found, and this shows more:",

@@ -64,8 +64,15 @@ bool cuda_started_for_user(const Snapshot& s) {
   const CudaRun* r = user_cuda_run(s);
   if (r == nullptr || !r->child_error.empty() || r->library_loaded.empty()) return false;
   if (r->init_rc != 0 || r->device_count_rc != 0 || r->devices.empty()) return false;
-  return std::all_of(r->devices.begin(), r->devices.end(),
-                     [](const CudaDevice& d) { return d.ctx_rc == 0; });
+  // A context not asked for (ctx_skipped: a job's GPU) proves nothing
+  // either way; at least one must have been opened, and every other worked.
+  bool opened = false;
+  for (const CudaDevice& d : r->devices) {
+    if (!d.ctx_skipped.empty()) continue;
+    if (d.ctx_rc != 0) return false;
+    opened = true;
+  }
+  return opened;
 }
 
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s) {

@@ -30,8 +30,10 @@ std::string module_list_doubt(const Snapshot& s);
 // Live, refcount -", "/sys/module/nvidia: built into the kernel".
 std::string module_evidence(const ModuleInfo& m);
 // True when the user's CUDA run started: cuInit, cuDeviceGetCount and the
-// first context of every device it listed succeeded. Then nothing CUDA's
-// start needs (driver, nvidia_uvm, device nodes) can be missing.
+// first context of every device it listed succeeded, the devices it opened
+// no context on (ctx_skipped: in use by a job) aside, and at least one
+// context was opened. Then nothing CUDA's start needs (driver, nvidia_uvm,
+// device nodes) can be missing.
 bool cuda_started_for_user(const Snapshot& s);
 // The kernel module version, parsed; nullopt when unknown.
 std::optional<DriverVersion> kernel_driver_version(const Snapshot& s);

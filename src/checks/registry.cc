@@ -62,7 +62,7 @@ const std::vector<CheckEntry>& all_checks() {
     {"memory-held", "no other process holds most of a GPU's memory", {"memory.held-by-other-process"}, check_memory_held, {"nvml", "limits"}},
     {"orphans", "no process holds a GPU after its Slurm job or pod ended", {"process.orphan"}, check_orphans, {"nvml", "workload"}},
     {"nvml-init", "NVML starts", {"nvml.init-failed", "nvml.init-hang"}, check_nvml_init, {"nvml", "driver", "container"}},
-    {"cuda-init", "CUDA starts and creates a context on every GPU", {"cuda.init-failed", "cuda.init-hang"}, check_cuda_init, {"cuda"}},
+    {"cuda-init", "CUDA starts and opens a context on every idle GPU", {"cuda.init-failed", "cuda.init-hang"}, check_cuda_init, {"cuda"}},
     {"gpu-count", "every GPU on the PCI bus is usable by NVML and CUDA, and they list no more", {"gpu.missing"}, check_gpu_missing, {"pci", "nvml", "cuda", "container", "env"}},
     {"device-order", "CUDA's default order matches nvidia-smi's", {"device-order.mismatch"}, check_device_order, {"env", "nvml", "cuda", "pci"}},
     {"persistence-mode", "persistence mode is on", {"persistence-mode.off"}, check_persistence, {"nvml", "services"}},

@@ -54,11 +54,16 @@ std::string cuda_problem(const CudaRun& r) {
   return "";
 }
 
+// The step's line prefix for a GPU we did not open a context on.
+constexpr const char* kWaitingForIdle = "waiting for the GPU to be idle: ";
+
 std::string cuda_gpu_problem(const CudaRun& r, const std::string& bus) {
   auto d = std::find_if(r.devices.begin(), r.devices.end(),
                         [&](const CudaDevice& x) { return x.pci_bus_id == bus; });
   if (d == r.devices.end()) return fmt::format("no CUDA device at {}", bus);
   if (d->get_rc != 0) return "cuDeviceGet returned " + cuda_driver_error(d->get_rc);
+  // The child's own reading of the gate (no answer came): no proof either way.
+  if (!d->ctx_skipped.empty()) return kWaitingForIdle + d->ctx_skipped;
   if (d->ctx_rc != 0) return "the context failed: " + cuda_driver_error(d->ctx_rc);
   return "";
 }
@@ -98,11 +103,14 @@ std::vector<ReprobeResult> reprobe_gpus(const ReprobeOptions& opt,
   };
 
   // 1. NVML, in a fresh child: a new nvmlInit sees a GPU that was reset or
-  //    re-bound, which a long-lived session may not.
+  //    re-bound, which a long-lived session may not. Its answer, with who
+  //    holds each GPU, also says where step 2 may open a context.
   Snapshot s;
   ProbeOptions nvml_opt = opt.probe;
   nvml_opt.cuda = false;
   probe_hardware(nvml_opt, opt.env, &s);
+  s.probes.push_back(probe_workload(opt.probe, &s));
+  const ContextGate gate = context_gate(s.nvml, s.workload);
   std::string whole = nvml_problem(s.nvml);
   std::vector<std::string> uuids;
   for (ReprobeResult* r : passing()) {
@@ -113,20 +121,24 @@ std::vector<ReprobeResult> reprobe_gpus(const ReprobeOptions& opt,
     }
     const NvmlGpu& g = *find_nvml_gpu(s, r->bus_id);
     r->steps.push_back("NVML: answers" + (g.name.ok() ? " (" + g.name.value + ")" : std::string()));
-    if (g.uuid.ok()) {
-      uuids.push_back(g.uuid.value);
-    } else {
+    if (!g.uuid.ok()) {
       fail(r, "NVML: no UUID to open CUDA on this GPU alone: nvmlDeviceGetUUID returned " +
                   nvml_error(g.uuid.rc));
+    } else if (std::string busy = context_denied(gate, r->bus_id); !busy.empty()) {
+      // A job's GPU (or one whose use is unknown) gets no context from us:
+      // the health it proves is not ours to prove, and it does not pass.
+      fail(r, std::string("CUDA: ") + kWaitingForIdle + busy);
+    } else {
+      uuids.push_back(g.uuid.value);
     }
   }
 
-  // 2. CUDA sees only these GPUs: a context on a GPU a job holds in
-  //    exclusive-process mode would fail and prove nothing.
+  // 2. CUDA sees only these GPUs, and opens a context only where the gate
+  //    allows (the GPU may have been taken since step 1).
   if (!uuids.empty()) {
     std::vector<std::string> env = diag_environment(opt.env);
     env.push_back("CUDA_VISIBLE_DEVICES=" + join(uuids, ","));
-    probe_cuda_order(opt.probe, env, &s);
+    probe_cuda_order(opt.probe, env, &gate, &s);
     const CudaRun& run = s.cuda.runs.back();
     std::string all = cuda_problem(run);
     for (ReprobeResult* r : passing()) {

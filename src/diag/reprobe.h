@@ -34,9 +34,12 @@ struct ReprobeResult {
 
 // Re-probes the GPUs at these PCI bus ids (normalized, "0000:41:00.0"): one
 // NVML child for all, one CUDA child that sees only them
-// (CUDA_VISIBLE_DEVICES by UUID, so no context opens on a GPU a job holds),
-// one diag run on all. A GPU fails at its first failed step; later steps
-// run only for those still passing. One result per bus id, in order.
+// (CUDA_VISIBLE_DEVICES by UUID) and opens a context only on those NVML
+// shows idle in DEFAULT compute mode (probe/context_policy.h), one diag run
+// on all. A GPU a job uses fails the CUDA step with "CUDA: waiting for the
+// GPU to be idle: <why>": its health is not ours to prove while the job
+// runs. A GPU fails at its first failed step; later steps run only for
+// those still passing. One result per bus id, in order.
 std::vector<ReprobeResult> reprobe_gpus(const ReprobeOptions& opt,
                                         const std::vector<std::string>& bus_ids);
 

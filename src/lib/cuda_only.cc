@@ -2,6 +2,8 @@
 // environment (the "user" run of src/probe/hardware.cc), under a deadline.
 // No file probes, no NVML: the question is the one a framework asks before
 // it forks its workers, and it must be answered in tens of milliseconds.
+// No context either (cuInit and the counts answer it): without NVML nothing
+// says which GPUs a job uses.
 //
 // The child is started and read back as the snapshot's CUDA probe does it
 // (probe/hw_common.h).
@@ -23,9 +25,9 @@ CudaRun probe_cuda_only(const CudaOptions& opt, const std::string& exe) {
   probe.cuda_lib = opt.cuda_lib;
   probe.cudart_lib = opt.cudart_lib;
   ChildRunner runner(deadline);
-  return cuda_from_child(
-      runner.wait(runner.start(cuda_spec(exe, probe, current_environment(), "user"))), probe,
-      "user");
+  return cuda_from_child(runner.wait(runner.start(cuda_spec(exe, probe, current_environment(),
+                                                            "user", CudaContexts::kNone))),
+                         probe, "user");
 }
 
 std::string cuda_unavailable_reason(const CudaRun& r) {

@@ -1,6 +1,10 @@
 // The probe-child runner (see child.h). posix_spawn starts each child in
 // its own process group with stdin on /dev/null and stdout/stderr on
 // close-on-exec pipes, so concurrent children never hold each other's pipes.
+// A child that is sent a message gets a Unix stream socket as stdin rather
+// than a pipe: send(MSG_NOSIGNAL) reports a dead reader as EPIPE without
+// raising SIGPIPE, which a pipe's write() cannot do without changing the
+// signal mask of a process we may merely be hosted in (libgpudoctor).
 // One ppoll loop reads every pipe and every child's pidfd until the
 // deadline; then SIGKILL goes to each remaining process group. A process
 // stuck in the kernel (a driver ioctl on a lost GPU) may not die even then:
@@ -11,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +39,9 @@ constexpr auto kKillGrace = std::chrono::milliseconds(300);
 constexpr auto kDrainGrace = std::chrono::milliseconds(100);
 // Poll interval where no pidfd tells us that a child exited.
 constexpr auto kReapPoll = std::chrono::milliseconds(5);
+// The longest send() waits for room in a child's stdin stream (a full
+// buffer: a message far beyond one line, and a child not reading it).
+constexpr auto kSendLimit = std::chrono::milliseconds(100);
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -136,6 +144,7 @@ struct ChildRunner::Proc {
   int out_fd = -1;
   int err_fd = -1;
   int pid_fd = -1;
+  int in_fd = -1;          // our end of its stdin stream, until send()
   bool exit_seen = false;  // waitpid collected it
   bool done = false;
   Clock::time_point start;
@@ -182,25 +191,38 @@ size_t ChildRunner::start(const ChildSpec& spec) {
 
   int out[2] = {-1, -1};
   int err[2] = {-1, -1};
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-    proc->result.start_error = std::string("pipe: ") + std::strerror(errno);
-    for (int fd : {out[0], out[1], err[0], err[1]}) {
+  int in[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int fd : {out[0], out[1], err[0], err[1], in[0], in[1]}) {
       if (fd >= 0) close(fd);
     }
+  };
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
+    proc->result.start_error = std::string("pipe: ") + std::strerror(errno);
+    close_all();
+    proc->done = true;
+    return id;
+  }
+  if (spec.stdin_pipe && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0) {
+    proc->result.start_error = std::string("socketpair: ") + std::strerror(errno);
+    close_all();
     proc->done = true;
     return id;
   }
 
-  auto pid = spawn_in_own_group(spec.exe, spec.args, spec.env, -1, out[1], err[1], {});
+  auto pid = spawn_in_own_group(spec.exe, spec.args, spec.env, in[1], out[1], err[1], {});
   close(out[1]);
   close(err[1]);
+  if (in[1] >= 0) close(in[1]);
   if (!pid.ok()) {
     proc->result.start_error = pid.error();
     close(out[0]);
     close(err[0]);
+    if (in[0] >= 0) close(in[0]);
     proc->done = true;
     return id;
   }
+  proc->in_fd = in[0];
   proc->result.started = true;
   proc->pid = *pid;
   proc->out_fd = out[0];
@@ -211,10 +233,43 @@ size_t ChildRunner::start(const ChildSpec& spec) {
   return id;
 }
 
+bool ChildRunner::send(size_t id, std::string_view text) {
+  Proc* p = procs_[id].get();
+  if (p->in_fd < 0) return false;
+  Clock::time_point give_up = std::min(deadline_, Clock::now() + kSendLimit);
+  bool ok = true;
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::send(p->in_fd, text.data() + off, text.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      off += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    Clock::time_point now = Clock::now();
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && now < give_up) {
+      pollfd pfd{p->in_fd, POLLOUT, 0};
+      auto ms = std::chrono::ceil<std::chrono::milliseconds>(give_up - now).count();
+      poll(&pfd, 1, static_cast<int>(ms));
+      continue;
+    }
+    ok = false;  // EPIPE, ECONNRESET: the child is gone or closed its stdin
+    break;
+  }
+  close_fd(&p->in_fd);
+  return ok;
+}
+
 const ChildResult& ChildRunner::wait(size_t id) {
   while (!procs_[id]->done && step()) {
   }
   return procs_[id]->result;
+}
+
+bool ChildRunner::wait_until(size_t id, Clock::time_point until) {
+  while (!procs_[id]->done && Clock::now() < until && step(until)) {
+  }
+  return procs_[id]->done;
 }
 
 void ChildRunner::wait_all() {
@@ -228,12 +283,13 @@ void ChildRunner::finish(Proc* p) {
   close_fd(&p->out_fd);
   close_fd(&p->err_fd);
   close_fd(&p->pid_fd);
+  close_fd(&p->in_fd);
   ChildResult& r = p->result;
   if (r.err_tail.size() > p->max_err) r.err_tail.erase(0, r.err_tail.size() - p->max_err);
   p->done = true;
 }
 
-bool ChildRunner::step() {
+bool ChildRunner::step(Clock::time_point until) {
   auto running = [](const Proc& p) { return !p.done; };
   if (std::none_of(procs_.begin(), procs_.end(), [&](auto& p) { return running(*p); })) {
     return false;
@@ -279,7 +335,7 @@ bool ChildRunner::step() {
     return false;
   }
 
-  Clock::time_point wake = killed_ ? kill_grace_end_ : deadline_;
+  Clock::time_point wake = std::min(killed_ ? kill_grace_end_ : deadline_, until);
   bool finished_one = false;
   std::vector<pollfd> fds;
   std::vector<std::pair<Proc*, int>> owners;  // which proc, and 0 out / 1 err / 2 pidfd

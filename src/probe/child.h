@@ -29,6 +29,9 @@ struct ChildSpec {
   // Called with each whole stdout line (no newline) as it arrives, within
   // the bytes kept; for progress while a long child runs.
   std::function<void(std::string_view line)> on_stdout_line;
+  // true: the child's stdin is a stream the parent writes once with
+  // ChildRunner::send() (the CUDA probe's gate); false: /dev/null.
+  bool stdin_pipe = false;
 };
 
 struct ChildResult {
@@ -70,6 +73,8 @@ Result<pid_t> spawn_in_own_group(const std::string& exe, const std::vector<std::
 // so one child's output never blocks another. At the deadline every child
 // still running is killed (SIGKILL to its process group) and marked
 // timed_out. Destroying the runner kills and forgets what is left.
+// A child started with stdin_pipe gets one message on its stdin: send()
+// writes it and closes the stream, so the child reads up to EOF.
 class ChildRunner {
  public:
   using Clock = std::chrono::steady_clock;
@@ -82,14 +87,27 @@ class ChildRunner {
   // Never fails: a child that cannot start is finished at once, with
   // result().started false and start_error set. Returns its id.
   size_t start(const ChildSpec& spec);
+  // Writes `text` to the child's stdin (spec.stdin_pipe) and closes it.
+  // Never blocks for long: the text is one short line, which the stream's
+  // buffer holds whole; where it does not, send waits at most 100 ms (and
+  // never past the deadline) for room. A child that is gone (EPIPE) or had
+  // no stdin stream, or a second send: false, and nothing else happens (no
+  // SIGPIPE, whoever hosts this process).
+  bool send(size_t id, std::string_view text);
   const ChildResult& wait(size_t id);
+  // Services every child's pipes until child `id` finished or `until`
+  // passed (or the deadline, whichever is first). true: it finished, its
+  // result() is final.
+  bool wait_until(size_t id, Clock::time_point until);
   void wait_all();
   const ChildResult& result(size_t id) const;
   Clock::time_point deadline() const { return deadline_; }
 
  private:
   struct Proc;
-  bool step();  // one poll round; false when nothing is running
+  // One poll round, sleeping at most until `until`; false when nothing is
+  // running.
+  bool step(Clock::time_point until = Clock::time_point::max());
   void finish(Proc* p);
 
   Clock::time_point deadline_;

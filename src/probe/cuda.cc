@@ -1,17 +1,24 @@
 // The CUDA probe, child side (`gpudoctor __probe-cuda --lib PATH --cudart
-// PATH --label user|clean`): loads libcuda with dlopen, runs cuInit and
-// enumerates the devices in this environment's order, creates each primary
-// context, then asks a CUDA runtime (libcudart) for cudaGetDeviceCount — the
-// very call (and error) a framework makes. Prints one CudaRun as JSON.
+// PATH --label user|clean --contexts none|gate`): loads libcuda with dlopen,
+// runs cuInit and enumerates the devices in this environment's order (no
+// context yet), then, with a gate, reads from stdin which GPUs are idle
+// (context_policy.h) and creates the primary context of those only, then
+// asks a CUDA runtime (libcudart) for cudaGetDeviceCount — the very call
+// (and error) a framework makes; neither it nor cuInit creates a context.
+// Prints one CudaRun as JSON.
 //
 // No SDK header: the driver API's types and symbols are in cuda_api.h.
 // Versioned symbols newest first.
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
+#include "probe/context_policy.h"
 #include "probe/cuda_api.h"
 #include "probe/file_probes.h"
 #include "probe/hw_common.h"
@@ -121,40 +128,95 @@ int try_context(const Api& a, ChildOutput& out, CUdevice dev, const std::string&
   return rc;
 }
 
-CudaDevice read_device(const Api& a, ChildOutput& out, int ordinal, VmUsage* vm) {
+// What a device tells without a context: name, bus id, UUID, memory,
+// attributes. `*dev` gets its handle.
+CudaDevice read_device(const Api& a, ChildOutput& out, int ordinal, CUdevice* dev) {
   CudaDevice d;
   d.ordinal = ordinal;
   std::string at = " (device " + std::to_string(ordinal) + ")";
-  CUdevice dev = 0;
-  d.get_rc = ask(out, a.get, at, [&](auto f) { return f(&dev, ordinal); });
+  d.get_rc = ask(out, a.get, at, [&](auto f) { return f(dev, ordinal); });
   if (d.get_rc != kSuccess) return d;
   char buf[256] = {};
-  if (ask(out, a.name, at, [&](auto f) { return f(buf, static_cast<int>(sizeof buf), dev); }) ==
+  if (ask(out, a.name, at, [&](auto f) { return f(buf, static_cast<int>(sizeof buf), *dev); }) ==
       kSuccess) {
     d.name = buffer_string(buf, sizeof buf);
   }
   char bus[64] = {};
   if (ask(out, a.pci_bus_id, at,
-          [&](auto f) { return f(bus, static_cast<int>(sizeof bus), dev); }) == kSuccess) {
+          [&](auto f) { return f(bus, static_cast<int>(sizeof bus), *dev); }) == kSuccess) {
     d.pci_bus_id = normalize_bus_id(buffer_string(bus, sizeof bus));
   }
   CUuuid uuid{};
-  if (ask(out, a.uuid, at, [&](auto f) { return f(&uuid, dev); }) == kSuccess) {
+  if (ask(out, a.uuid, at, [&](auto f) { return f(&uuid, *dev); }) == kSuccess) {
     d.uuid = format_uuid(uuid.bytes);
   }
   size_t total = 0;
-  if (total_mem(a, out, dev, at, &total) == kSuccess) {
+  if (total_mem(a, out, *dev, at, &total) == kSuccess) {
     d.total_memory_bytes = total;
   }
-  d.cc_major = attribute(a, out, dev, kAttrCcMajor, at);
-  d.cc_minor = attribute(a, out, dev, kAttrCcMinor, at);
-  d.multiprocessors = attribute(a, out, dev, kAttrMultiprocessorCount, at);
-  d.clock_khz = attribute(a, out, dev, kAttrClockRate, at);
-  d.ctx_rc = try_context(a, out, dev, at, vm);
+  d.cc_major = attribute(a, out, *dev, kAttrCcMajor, at);
+  d.cc_minor = attribute(a, out, *dev, kAttrCcMinor, at);
+  d.multiprocessors = attribute(a, out, *dev, kAttrMultiprocessorCount, at);
+  d.clock_khz = attribute(a, out, *dev, kAttrClockRate, at);
   return d;
 }
 
-void run_driver(ChildOutput& out, CudaRun* run) {
+// The gate line on stdin, parsed: the parent sends it once NVML said which
+// GPUs are idle, and closes the stream. Error: no line came (EOF first, a
+// read error, over kMaxContextGateBytes) or it does not parse.
+Result<ContextGate> read_gate() {
+  std::string line;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error{std::string("reading stdin: ") + std::strerror(errno)};
+    if (n == 0) break;
+    line.append(buf, static_cast<size_t>(n));
+    if (size_t nl = line.find('\n'); nl != std::string::npos) {
+      line.resize(nl);
+      break;
+    }
+    if (line.size() > kMaxContextGateBytes) return Error{"a line over 64 KiB on stdin"};
+  }
+  if (line.empty()) return Error{"stdin closed before a line came"};
+  if (line.size() > kMaxContextGateBytes) return Error{"a line over 64 KiB on stdin"};
+  return parse_context_gate(line);
+}
+
+// Opens the primary context of each device the gate allows; the others get
+// ctx_skipped. The address space is measured at the first context made.
+void open_contexts(const Api& a, ChildOutput& out, CudaContexts contexts,
+                   const std::vector<CUdevice>& handles, CudaRun* run) {
+  if (run->devices.empty()) return;  // nothing to wait for
+  if (contexts == CudaContexts::kNone) {
+    for (CudaDevice& d : run->devices) {
+      if (d.get_rc == kSuccess) d.ctx_skipped = kNoContextAsked;
+    }
+    return;
+  }
+  out.call("(reading the context gate on stdin)");
+  Result<ContextGate> gate = read_gate();
+  for (size_t i = 0; i < run->devices.size(); ++i) {
+    CudaDevice& d = run->devices[i];
+    if (d.get_rc != kSuccess) continue;
+    std::string why = gate.ok() ? context_denied(*gate, d.pci_bus_id)
+                                : "no answer came about which GPUs are idle (" + gate.error() +
+                                      "): no context opened";
+    if (!why.empty()) {
+      d.ctx_skipped = why;
+      continue;
+    }
+    // The first context is what every framework makes; later ones add
+    // little, and measuring once keeps the figure comparable across machines.
+    VmUsage* vm = run->vm_context.size_bytes == 0 ? &run->vm_context : nullptr;
+    std::string at = " (device " + std::to_string(d.ordinal) + ")";
+    d.ctx_rc = try_context(a, out, handles[i], at, vm);
+    out.checkpoint(cuda_run_to_json(*run));
+  }
+}
+
+void run_driver(ChildOutput& out, CudaContexts contexts, CudaRun* run) {
   LoadedLibrary lib = load_library(run->library_requested);
   if (lib.handle == nullptr) {
     run->dlopen_error = lib.error;
@@ -175,12 +237,13 @@ void run_driver(ChildOutput& out, CudaRun* run) {
   run->device_count_rc = ask(out, a.count, "", [&](auto f) { return f(&run->device_count); });
   if (run->device_count_rc != kSuccess) return;
   out.checkpoint(cuda_run_to_json(*run));
+  std::vector<CUdevice> handles;
   for (int i = 0; i < run->device_count && i < kMaxDevices; ++i) {
-    // The first context is what every framework makes; later ones add
-    // little, and measuring once keeps the figure comparable across machines.
-    run->devices.push_back(read_device(a, out, i, i == 0 ? &run->vm_context : nullptr));
+    handles.push_back(0);
+    run->devices.push_back(read_device(a, out, i, &handles.back()));
     out.checkpoint(cuda_run_to_json(*run));
   }
+  open_contexts(a, out, contexts, handles, run);
 }
 
 // Where no path is given, the names a framework's runtime would have,
@@ -227,7 +290,7 @@ void run_runtime(ChildOutput& out, const std::string& path, CudaRun* run) {
 }  // namespace
 
 int cuda_child_main(const std::string& cuda_lib, const std::string& cudart_lib,
-                    const std::string& label) {
+                    const std::string& label, CudaContexts contexts) {
   disable_core_dumps();
   auto start = std::chrono::steady_clock::now();
   ChildOutput out;
@@ -239,7 +302,7 @@ int cuda_child_main(const std::string& cuda_lib, const std::string& cudart_lib,
   if (run.label == kRaisedLimitLabel) raise_soft_limits();
   run.rlimit_as_bytes = process_rlimits().as_bytes;
   run.vm_start = process_vm_usage();
-  run_driver(out, &run);
+  run_driver(out, contexts, &run);
   out.checkpoint(cuda_run_to_json(run));
   run_runtime(out, cudart_lib, &run);
   run.duration_ms =

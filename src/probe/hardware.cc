@@ -7,6 +7,14 @@
 // fails it runs again with a clean one (no CUDA_VISIBLE_DEVICES,
 // CUDA_DEVICE_ORDER=PCI_BUS_ID) in the time left; the difference between
 // the two is evidence for the checks.
+//
+// NVML and the user's CUDA run start together. CUDA does its context-free
+// part (cuInit, the devices' attributes) and then waits on its stdin for
+// the gate: the GPUs NVML shows idle, the only ones it may open a context
+// on (context_policy.h). NVML gets kNvmlShareOfDeadline of the deadline to
+// answer; a hung NVML then leaves every GPU alone rather than CUDA unheard.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -161,11 +169,16 @@ double ms_since(Clock::time_point t) {
 }  // namespace
 
 ChildSpec cuda_spec(const std::string& exe, const ProbeOptions& opt,
-                    const std::vector<std::string>& env, const std::string& label) {
+                    const std::vector<std::string>& env, const std::string& label,
+                    CudaContexts contexts) {
   ChildSpec spec;
   spec.exe = exe;
-  spec.args = {"__probe-cuda", "--lib", opt.cuda_lib, "--cudart", opt.cudart_lib, "--label", label};
+  bool gate = contexts == CudaContexts::kGate;
+  spec.args = {"__probe-cuda", "--lib",        opt.cuda_lib,
+               "--cudart",     opt.cudart_lib, "--label",
+               label,          "--contexts",   gate ? "gate" : "none"};
   spec.env = env;
+  spec.stdin_pipe = gate;
   return spec;
 }
 
@@ -229,19 +242,45 @@ void probe_hardware(const ProbeOptions& opt, const std::vector<std::string>& env
     s->probes.push_back(nvml_record(s->nvml));
     return;
   }
-  size_t user_id = runner.start(cuda_spec(exe, opt, env, "user"));
-
+  size_t user_id = runner.start(cuda_spec(exe, opt, env, "user", CudaContexts::kGate));
   s->cuda.attempted = true;
+
+  // NVML's answer decides where CUDA may open a context; whatever it
+  // answers, the workload probe reads who holds the GPUs it lists.
+  ProbeRecord workload_rec;
+  auto take_nvml = [&] {
+    s->nvml = nvml_from_child(runner.result(nvml_id), opt);
+    auto w0 = Clock::now();
+    workload_rec = probe_workload(opt, s);
+    workload_rec.duration_ms = ms_since(w0);
+  };
+  auto nvml_until =
+      t0 + std::chrono::duration_cast<Clock::duration>((deadline - t0) * kNvmlShareOfDeadline);
+  bool nvml_in_time = runner.wait_until(nvml_id, nvml_until);
+  ContextGate gate;
+  if (nvml_in_time) {
+    take_nvml();
+    gate = context_gate(s->nvml, s->workload);
+  } else {
+    double waited_s = std::chrono::duration<double>(nvml_until - t0).count();
+    gate = deny_all_contexts(fmt::format(
+        "NVML did not answer within {:.1f} s: whether it is busy is unknown", waited_s));
+  }
+  const std::string gate_line = context_gate_line(gate);
+  runner.send(user_id, gate_line);  // a child already gone: its result says why
+
   s->cuda.runs.push_back(cuda_from_child(runner.wait(user_id), opt, "user"));
   if (cuda_run_failed(s->cuda.runs.front()) && deadline - Clock::now() > kMinCleanRunTime) {
     std::map<std::string, std::string> changes;
     std::vector<std::string> clean_env = clean_environment(env, &changes);
-    size_t clean_id = runner.start(cuda_spec(exe, opt, clean_env, "clean"));
+    size_t clean_id = runner.start(cuda_spec(exe, opt, clean_env, "clean", CudaContexts::kGate));
+    runner.send(clean_id, gate_line);
     // Out of memory under a soft limit that may be raised: the same run with
     // the limit lifted, at the same time, proves or clears the limit.
     std::optional<size_t> raised_id;
     if (failed_out_of_memory(s->cuda.runs.front()) && soft_limit_below_hard()) {
-      raised_id = runner.start(cuda_spec(exe, opt, env, kRaisedLimitLabel));
+      raised_id = runner.start(cuda_spec(exe, opt, env, kRaisedLimitLabel, CudaContexts::kGate));
+      runner.send(*raised_id, gate_line);
     }
     CudaRun clean = cuda_from_child(runner.wait(clean_id), opt, "clean");
     clean.env_changes = std::move(changes);
@@ -252,20 +291,27 @@ void probe_hardware(const ProbeOptions& opt, const std::vector<std::string>& env
   }
   double cuda_ms = ms_since(t0);
 
-  s->nvml = nvml_from_child(runner.wait(nvml_id), opt);
+  if (!nvml_in_time) {
+    runner.wait(nvml_id);
+    take_nvml();
+  }
   s->probes.push_back(nvml_record(s->nvml));
+  s->probes.push_back(std::move(workload_rec));
   s->probes.push_back(cuda_record(s->cuda, cuda_ms));
 }
 
 void probe_cuda_order(const ProbeOptions& opt, Snapshot* s) {
-  probe_cuda_order(opt, current_environment(), s);
+  probe_cuda_order(opt, current_environment(), nullptr, s);
 }
 
-void probe_cuda_order(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s) {
+void probe_cuda_order(const ProbeOptions& opt, const std::vector<std::string>& env,
+                      const ContextGate* gate, Snapshot* s) {
   auto t0 = Clock::now();
   ChildRunner runner(deadline_after(t0, opt.deadline_s));
   std::string exe = opt.self_exe.empty() ? "/proc/self/exe" : opt.self_exe;
-  size_t user_id = runner.start(cuda_spec(exe, opt, env, "user"));
+  CudaContexts contexts = gate != nullptr ? CudaContexts::kGate : CudaContexts::kNone;
+  size_t user_id = runner.start(cuda_spec(exe, opt, env, "user", contexts));
+  if (gate != nullptr) runner.send(user_id, context_gate_line(*gate));
   s->cuda.attempted = true;
   s->cuda.runs.push_back(cuda_from_child(runner.wait(user_id), opt, "user"));
   s->probes.push_back(cuda_record(s->cuda, ms_since(t0)));

@@ -108,9 +108,11 @@ std::string child_failure(const ChildResult& r, const ParsedChildOutput& p);
 // The CUDA probe child (`gpudoctor __probe-cuda`) as hardware.cc runs it,
 // for the library's CUDA-only answer (src/lib/cuda_only.cc): the spec to
 // start it with, and its result read back (the last checkpoint of a child
-// that hung or crashed, with the outcome in child_error).
+// that hung or crashed, with the outcome in child_error). A kGate child has
+// a stdin stream and waits for its gate line (ChildRunner::send).
 ChildSpec cuda_spec(const std::string& exe, const ProbeOptions& opt,
-                    const std::vector<std::string>& env, const std::string& label);
+                    const std::vector<std::string>& env, const std::string& label,
+                    CudaContexts contexts);
 CudaRun cuda_from_child(const ChildResult& r, const ProbeOptions& opt, const std::string& label);
 
 }  // namespace gd

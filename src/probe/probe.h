@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/context_policy.h"
 #include "snapshot/snapshot.h"
 #include "util/result.h"
 
@@ -59,21 +60,37 @@ ProbeRecord probe_workload(const ProbeOptions& opt, Snapshot* s);
 
 // Hardware probes: run NVML and CUDA in child processes (src/probe/nvml.cc,
 // cuda.cc, child.cc) concurrently under one deadline; fill s->nvml, s->cuda
-// and append their ProbeRecords.
+// and s->workload (probe_workload, once NVML answered) and append the
+// records of all three. CUDA opens a context only on the GPUs NVML shows
+// idle (context_policy.h); NVML gets at most kNvmlShareOfDeadline of the
+// deadline to say which, then every GPU is left alone.
+// With opt.cuda false: NVML alone (no workload).
 void probe_hardware(const ProbeOptions& opt, Snapshot* s);
 // One CUDA run in the user's environment, under opt.deadline_s: enough to
 // observe CUDA's device order. Appends to s->cuda.runs and a "cuda" record.
+// No context anywhere (ctx_skipped kNoContextAsked).
 void probe_cuda_order(const ProbeOptions& opt, Snapshot* s);
 // The two above with `env` as the children's whole environment instead of
-// this process's (the re-probe of one GPU, diag/reprobe.h).
+// this process's (the re-probe of one GPU, diag/reprobe.h); `gate` (null:
+// none at all) names the GPUs the run may open a context on.
 void probe_hardware(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s);
-void probe_cuda_order(const ProbeOptions& opt, const std::vector<std::string>& env, Snapshot* s);
+void probe_cuda_order(const ProbeOptions& opt, const std::vector<std::string>& env,
+                      const ContextGate* gate, Snapshot* s);
+
+// The share of the deadline probe_hardware waits for NVML before it tells
+// CUDA to open no context at all: a hung NVML must not starve CUDA.
+inline constexpr double kNvmlShareOfDeadline = 0.6;
+
+// Whether the CUDA probe child opens contexts: kNone, none (the device
+// order is all it is for); kGate, on the GPUs its parent names on stdin
+// (a ContextGate line) after the context-free reads.
+enum class CudaContexts { kNone, kGate };
 
 // Entry points of the hidden probe-child mode (`gpudoctor __probe-nvml ...`,
 // `gpudoctor __probe-cuda ...`): they load the library, call it, and print
 // one JSON object (NvmlInfo / CudaRun) on stdout. Return the exit code.
 int nvml_child_main(const std::string& lib);
 int cuda_child_main(const std::string& cuda_lib, const std::string& cudart_lib,
-                    const std::string& label);
+                    const std::string& label, CudaContexts contexts);
 
 }  // namespace gd

@@ -13,12 +13,18 @@
 //  - a primary context fails with CUDA_ERROR_DEVICE_UNAVAILABLE on an
 //    exclusive-process GPU another process uses, and with out of memory when
 //    the GPU's free memory is below a context's needs;
-//  - after cuInit failed every later cuInit returns the same error.
+//  - after cuInit failed every later cuInit returns the same error;
+//  - with $GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG naming a file, every
+//    cuDevicePrimaryCtxRetain appends "<pid> <bus_id> <rc>" to it, failed
+//    ones too (bus id "-" for an invalid device), so tests count the
+//    contexts gpudoctor asked for on each GPU (scenario.h).
 // Built twice: as libcuda.so.1, and with GD_FAKE_CUDA_LEGACY as
 // libcuda-legacy.so.1, a libcuda without the _v2 memory symbols, whose
 // callers must fall back to the unversioned ones and their 32-bit counts.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -383,7 +389,27 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int* pi, int attrib, CUdevice dev) {
   }
 }
 
-FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
+// One line per context asked for, in one O_APPEND write so that the lines
+// of concurrent probe children never interleave.
+static void log_context(CUdevice dev, CUresult rc) {
+  const char* path = std::getenv("GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG");
+  if (path == nullptr || *path == '\0') return;
+  std::string bus = "-";
+  if (g_init_rc == kSuccess && dev >= 0 && static_cast<size_t>(dev) < g_devs.size()) {
+    const fake::Gpu& g = *g_devs[static_cast<size_t>(dev)].gpu;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", g.domain, g.bus, g.device, g.function);
+    bus = buf;
+  }
+  std::string line = std::to_string(getpid()) + " " + bus + " " + std::to_string(rc) + "\n";
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t n = write(fd, line.data(), line.size());
+  (void)n;
+  close(fd);
+}
+
+static CUresult primary_ctx_retain(CUcontext* ctx, CUdevice dev) {
   if (int rc = device_call("cuDevicePrimaryCtxRetain", dev, ctx)) return rc;
   const CudaDev& d = dev_of(dev);
   const fake::Gpu& g = *d.gpu;
@@ -400,6 +426,12 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
   ++c.retained;
   *ctx = &c;
   return kSuccess;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
+  CUresult rc = primary_ctx_retain(ctx, dev);
+  log_context(dev, rc);
+  return rc;
 }
 
 static CUresult release(const char* fn, CUdevice dev) {

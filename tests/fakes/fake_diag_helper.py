@@ -32,6 +32,11 @@ scenario tests/fakes/scenarios/hgx-8xh100.json (0000:18:00.0, 0000:2a:00.0,
 ...), so a scenario works with and without a command line.
 
 Without $GPUDOCTOR_FAKE_DIAG it exits 3 with one line on stderr.
+
+With $GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG set, it appends "<pid> <bus_id> diag"
+to that file for each GPU it tests (its --gpu arguments, else the defaults
+above), one O_APPEND write per line, as the fake libcuda logs each context
+(tests/fakes/scenario.h): a test counts every context gpudoctor caused.
 """
 import json
 import os
@@ -69,6 +74,18 @@ def substitute(value, gpus):
     return value
 
 
+def log_contexts(gpus):
+    path = os.environ.get("GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG")
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        for bus in gpus or DEFAULT_GPUS:
+            os.write(fd, ("%d %s diag\n" % (os.getpid(), bus)).encode())
+    finally:
+        os.close(fd)
+
+
 def write(text):
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -90,6 +107,7 @@ def main():
     sys.stderr.flush()
 
     gpus = gpus_from_argv(argv)
+    log_contexts(gpus)
     delay_s = scenario.get("delay_ms", 0) / 1000.0
     for line in scenario.get("lines", []):
         if delay_s > 0:

@@ -1,6 +1,14 @@
 // The scenario that drives the fake libnvidia-ml.so.1, libcuda.so.1 and
 // libcudart.so.13: a JSON file named by $GPUDOCTOR_FAKE_SCENARIO.
 //
+// $GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG (optional): a file to which the fake
+// libcuda appends one line per cuDevicePrimaryCtxRetain, "<pid> <bus_id>
+// <rc>" ("4711 0000:01:00.0 0"; bus id "-" for an invalid device), whether
+// the call succeeds or not, in one O_APPEND write; the stand-in diag helper
+// (fake_diag_helper.py) appends "<pid> <bus_id> diag" per GPU it tests. Tests
+// count there the contexts gpudoctor opened on each GPU (DESIGN.md "A
+// running job is sacred").
+//
 // Shape (every key optional; see tests/fakes/scenarios/*.json):
 //   {
 //     "machine": "ws-4x4090",  // the machine (tests/roots/README.md; informational)

@@ -5,7 +5,9 @@ warn when the job could still differ, and say how.
 "Started": the probe's run labelled "user" has cuInit == 0, at least one
 device, a context on every device (ctx_rc == 0), no child error, and, where
 a CUDA runtime was loaded, cudaGetDeviceCount == 0 (a runtime newer than the
-driver fails there while cuInit succeeds).
+driver fails there while cuInit succeeds). A device the probe opened no
+context on (ctx_skipped: a job's GPU) leaves the start unproven, so such a
+run does not count as started here.
 """
 
 # Causes of a failed CUDA start as a whole: each names why cuInit, the

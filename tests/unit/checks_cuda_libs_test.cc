@@ -365,6 +365,70 @@ TEST(CudaLibChecks, CudaContextFailureNamesTheGpu) {
                            "creation failed: CUDA_ERROR_OUT_OF_MEMORY (2)"));
 }
 
+// A context the probe did not ask for (a job's GPU) is neither a failure nor
+// a success: it is said, and the summary counts only what was tried.
+TEST(CudaLibChecks, ASkippedContextIsNeitherFailureNorSuccess) {
+  Snapshot s = ws_4x4090();
+  CudaDevice& d = user_run(s).devices[1];  // CUDA device 1 = 0000:61:00.0
+  d.ctx_rc = -1;
+  d.ctx_skipped = "busy: 1 process (pid 4711, slurm job 4711, alice)";
+  const Finding& f = only(check_cuda_init(s, kConfig), "cuda.init-failed");
+  EXPECT_EQ(f.severity, Severity::kOk) << describe(f);
+  EXPECT_EQ(f.summary,
+            "CUDA starts: cuInit succeeded and a context was created on 3 of 4 device(s); none "
+            "was opened on the other 1 (see the evidence).");
+  EXPECT_TRUE(evidence_has(f,
+                           "0000:61:00.0 (CUDA device 1, NVIDIA GeForce RTX 4090): no context "
+                           "opened: busy: 1 process (pid 4711, slurm job 4711, alice)"))
+      << describe(f);
+  EXPECT_TRUE(f.gpus.empty());
+
+  for (auto& dev : user_run(s).devices) {
+    dev.ctx_rc = -1;
+    dev.ctx_skipped = "NVML did not answer within 6.0 s: whether it is busy is unknown";
+  }
+  const Finding& none = only(check_cuda_init(s, kConfig), "cuda.init-failed");
+  EXPECT_EQ(none.severity, Severity::kOk);
+  EXPECT_EQ(none.summary,
+            "CUDA starts: cuInit succeeded on 4 device(s); no context was opened on any of them "
+            "(see the evidence).");
+  // One line for the four: they share the reason.
+  ASSERT_EQ(none.evidence.size(), 1u);
+  EXPECT_NE(none.evidence[0].find("(CUDA devices 0, 1, 2, 3): no context opened: NVML did not "
+                                  "answer within 6.0 s"),
+            std::string::npos)
+      << none.evidence[0];
+}
+
+TEST(CudaLibChecks, ASkippedContextBesideAFailedOneCountsOnlyTheFailure) {
+  Snapshot s = ws_4x4090();
+  user_run(s).devices[0].ctx_rc = 2;
+  user_run(s).devices[1].ctx_rc = -1;
+  user_run(s).devices[1].ctx_skipped =
+      "compute mode EXCLUSIVE_PROCESS (3): a context here could "
+      "take the GPU from a job";
+  const Finding& f = only(check_cuda_init(s, kConfig), "cuda.init-failed");
+  EXPECT_EQ(f.severity, Severity::kFail);
+  EXPECT_EQ(f.summary, "CUDA starts, but 1 of 4 GPU(s) cannot create a context.");
+  EXPECT_EQ(f.gpus.size(), 1u);
+  EXPECT_TRUE(evidence_has(f, "no context opened: compute mode EXCLUSIVE_PROCESS")) << describe(f);
+}
+
+// uvm.cc trusts "CUDA started" over its module lists; a run whose contexts
+// were all skipped proves nothing of the kind, one with some opened does.
+TEST(CudaLibChecks, UvmTrustsAStartOnlyWhereAContextWasOpened) {
+  Snapshot s = ws_4x4090();
+  devnode_at(s, "/dev/nvidia-uvm")->exists = false;
+  user_run(s).devices[2].ctx_rc = -1;
+  user_run(s).devices[2].ctx_skipped = "busy: 1 process (pid 9)";
+  EXPECT_EQ(only(check_uvm(s, kConfig), "uvm.missing").severity, Severity::kOk);
+  for (auto& dev : user_run(s).devices) {
+    dev.ctx_rc = -1;
+    dev.ctx_skipped = "busy: 1 process (pid 9)";
+  }
+  EXPECT_NE(only(check_uvm(s, kConfig), "uvm.missing").severity, Severity::kOk);
+}
+
 TEST(CudaLibChecks, CudaHangAndCrash) {
   Snapshot s = hgx_8xh100();
   s.deadline_s = 5;

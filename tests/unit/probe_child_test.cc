@@ -139,6 +139,102 @@ TEST(ChildRunner, BoundsStdout) {
   EXPECT_TRUE(r.out_truncated);
 }
 
+// --- stdin: send() and wait_until() (the CUDA probe's gate) --------------------------
+
+TEST(ChildRunner, SendWritesTheLineAndClosesStdin) {
+  ChildSpec spec = shell("read line; echo \"got:$line\"; cat; echo eof");
+  spec.stdin_pipe = true;
+  ChildRunner runner(in(10));
+  size_t id = runner.start(spec);
+  EXPECT_TRUE(runner.send(id, "{\"allow\": []}\nrest"));
+  // cat reaches EOF only because send closed the stream.
+  const ChildResult& r = runner.wait(id);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.out, "got:{\"allow\": []}\nresteof\n");
+  EXPECT_FALSE(runner.send(id, "again"));  // once only
+}
+
+TEST(ChildRunner, WithoutStdinPipeStdinIsDevNullAndSendRefuses) {
+  ChildRunner runner(in(10));
+  size_t id = runner.start(shell("cat; echo done"));
+  EXPECT_FALSE(runner.send(id, "x\n"));
+  EXPECT_EQ(runner.wait(id).out, "done\n");
+}
+
+// A child that closed its stdin: send() reports it and this process lives on
+// with SIGPIPE at its default action (which would end it).
+TEST(ChildRunner, SendToAChildThatClosedStdinIsFalseAndNoSigpipe) {
+  struct sigaction old {};
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, &old);
+  bool closed = false;
+  ChildSpec spec = shell("exec 0<&-; echo closed; sleep 2");
+  spec.stdin_pipe = true;
+  spec.on_stdout_line = [&](std::string_view line) { closed = closed || line == "closed"; };
+  ChildRunner runner(in(10));
+  size_t id = runner.start(spec);
+  auto until = in(5);
+  while (!closed && Clock::now() < until) runner.wait_until(id, in(0.01));
+  ASSERT_TRUE(closed);
+  EXPECT_FALSE(runner.send(id, "{}\n"));
+  sigaction(SIGPIPE, &old, nullptr);
+}
+
+TEST(ChildRunner, SendToAChildThatExitedIsFalse) {
+  ChildSpec spec = shell("exit 0");
+  spec.stdin_pipe = true;
+  ChildRunner runner(in(10));
+  size_t id = runner.start(spec);
+  runner.wait(id);
+  EXPECT_FALSE(runner.send(id, "{}\n"));
+}
+
+// More than the stream holds, to a child that never reads: send gives up
+// after its short limit instead of blocking the runner.
+TEST(ChildRunner, SendNeverBlocksLongOnAChildThatDoesNotRead) {
+  ChildSpec spec = shell("exec sleep 5");
+  spec.stdin_pipe = true;
+  ChildRunner runner(in(10));
+  size_t id = runner.start(spec);
+  auto start = Clock::now();
+  EXPECT_FALSE(runner.send(id, std::string(16u << 20, 'x')));
+  EXPECT_LT(seconds_since(start), 1.0);
+}
+
+TEST(ChildRunner, WaitUntilReturnsAtTheTimeAndServicesTheOthers) {
+  ChildRunner runner(in(10));
+  size_t slow = runner.start(shell("exec sleep 5"));
+  size_t fast = runner.start(shell("echo fast"));
+  auto start = Clock::now();
+  EXPECT_FALSE(runner.wait_until(slow, in(0.3)));
+  double took = seconds_since(start);
+  EXPECT_GE(took, 0.29);
+  EXPECT_LT(took, 1.5);
+  // The other child finished meanwhile, its output read.
+  EXPECT_TRUE(runner.wait_until(fast, Clock::now()));
+  EXPECT_EQ(runner.result(fast).out, "fast\n");
+  EXPECT_FALSE(runner.result(slow).timed_out);
+}
+
+TEST(ChildRunner, WaitUntilReturnsOnceTheChildFinished) {
+  ChildRunner runner(in(10));
+  size_t id = runner.start(shell("sleep 0.1; echo hi"));
+  auto start = Clock::now();
+  EXPECT_TRUE(runner.wait_until(id, in(5)));
+  EXPECT_LT(seconds_since(start), 2.0);
+  EXPECT_EQ(runner.result(id).out, "hi\n");
+}
+
+TEST(ChildRunner, AChildWaitingOnStdinIsKilledAtTheDeadline) {
+  ChildSpec spec = shell("read line; echo never");
+  spec.stdin_pipe = true;
+  ChildRunner runner(in(0.3));
+  const ChildResult& r = runner.wait(runner.start(spec));
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(ChildOutputProtocol, KeepsTheFinalResultAndIgnoresLibraryChatter) {
   std::string out =
       "\n@nvmlInit_v2\n\n#{\"init_rc\":0}\nsome library printed this\n"

@@ -374,11 +374,20 @@ TEST_F(ProbeHw, MigWithoutInstances) {
   EXPECT_EQ(g.mig_instance_count.value, 0u);
 }
 
-TEST_F(ProbeHw, ExclusiveProcessGpuRefusesAContext) {
+// The taken exclusive GPU gets no context from us (it would fail with 46,
+// and could take the GPU from the job): context_gate_test has the details.
+TEST_F(ProbeHw, ExclusiveProcessGpuIsLeftAlone) {
   Snapshot s = probe("exclusive");
   const CudaRun& r = s.cuda.runs.at(0);
   for (const auto& d : r.devices) {
-    EXPECT_EQ(d.ctx_rc, d.pci_bus_id == "0000:01:00.0" ? 46 : 0) << d.pci_bus_id;
+    bool taken = d.pci_bus_id == "0000:01:00.0";
+    EXPECT_EQ(d.ctx_rc, taken ? -1 : 0) << d.pci_bus_id;
+    // (a real pid 4242 on this machine would add its user)
+    EXPECT_THAT(d.ctx_skipped, StartsWith(taken ? "busy: 1 process (pid 4242" : ""))
+        << d.pci_bus_id;
+    if (!taken) {
+      EXPECT_EQ(d.ctx_skipped, "");
+    }
   }
   const NvmlGpu& g = s.nvml.gpus.at(0);
   EXPECT_EQ(g.compute_mode.value, 3);
