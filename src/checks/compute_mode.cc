@@ -86,8 +86,8 @@ Finding busy(const Snapshot& s, const Config& c, const NvmlGpu& g, int mode) {
             ? fmt::format("GPU {} ({}) is in exclusive-process mode, {}: the mode at work", g.index,
                           bdf, used_by)
             : fmt::format("A new CUDA context on GPU {} ({}) would fail: it is in "
-                          "exclusive-process mode, {}",
-                          g.index, bdf, used_by));
+                          "exclusive-process mode, {}; {}",
+                          g.index, bdf, used_by, free_gpus_text(s, c.memory_held_fraction)));
   }
   f.gpus = {bdf};
   f.evidence.push_back("compute mode = " + mode_name(mode));

@@ -133,6 +133,17 @@ std::vector<const NvmlGpu*> free_gpus(const Snapshot& s, double held_fraction) {
   return out;
 }
 
+std::string free_gpus_text(const Snapshot& s, double held_fraction) {
+  std::vector<std::string> index, buses;
+  for (const NvmlGpu* g : free_gpus(s, held_fraction)) {
+    index.push_back(std::to_string(g->index));
+    buses.push_back(g->pci_bus_id.value);
+  }
+  if (index.empty()) return "no GPU is free";
+  return fmt::format("GPU{} {} ({}) {} free", index.size() == 1 ? "" : "s", join(index, ", "),
+                     join(buses, ", "), index.size() == 1 ? "is" : "are");
+}
+
 std::string free_gpus_remedy(const Snapshot& s, double held_fraction) {
   std::vector<std::string> uuids, buses;
   for (const NvmlGpu* g : free_gpus(s, held_fraction)) {

@@ -41,6 +41,9 @@ std::string memory_on(const GpuProcess& p, const std::string& bus);
 // GPUs a new process can use now: NVML answered, no process on them, not
 // PROHIBITED, and at most `held_fraction` of the memory used. By NVML index.
 std::vector<const NvmlGpu*> free_gpus(const Snapshot& s, double held_fraction);
+// "GPUs 1, 3 (0000:21:00.0, 0000:61:00.0) are free", "no GPU is free", for a
+// one-line note.
+std::string free_gpus_text(const Snapshot& s, double held_fraction);
 // "export CUDA_VISIBLE_DEVICES=GPU-...,GPU-...   # the GPUs free now"; ""
 // when no free GPU has a UUID.
 std::string free_gpus_remedy(const Snapshot& s, double held_fraction);

@@ -44,6 +44,12 @@ Comparison held_comparison(const Config& c, const NvmlGpu& g) {
       g.memory_used_bytes.value, "<=", limit);
 }
 
+std::vector<std::string> described(const std::vector<GpuUser>& users) {
+  std::vector<std::string> out;
+  for (const GpuUser& u : users) out.push_back(describe_process(u.process));
+  return out;
+}
+
 // Who holds it, one evidence line each.
 std::vector<std::string> holders(const Snapshot& s, const NvmlGpu& g) {
   std::vector<std::string> out;
@@ -85,19 +91,25 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
   }
   std::sort(jobs_named.begin(), jobs_named.end());
   jobs_named.erase(std::unique(jobs_named.begin(), jobs_named.end()), jobs_named.end());
-  std::string who = users.empty() ? std::string(
-                                        "but NVML lists no process using it (processes in another "
-                                        "container or PID namespace are not shown)")
-                    : !jobs_named.empty() && jobs == users.size()
-                        ? "held by " + join(jobs_named, ", ")
-                        : fmt::format("{} process{} hold{} it", users.size(),
-                                      users.size() == 1 ? "" : "es", users.size() == 1 ? "s" : "");
+  std::string who;
+  if (users.empty()) {
+    who =
+        "but NVML lists no process using it (processes in another container or PID namespace "
+        "are not shown)";
+  } else if (!jobs_named.empty() && jobs == users.size()) {
+    who = "held by " + join(jobs_named, ", ");
+  } else if (users.size() <= 2) {
+    who = "held by " + join(described(users), " and ");
+  } else {
+    who = fmt::format("{} processes hold it", users.size());
+  }
   std::string summary =
       fmt::format("GPU {} ({}) is {:.0f}% full: {}", g.index, bdf, share * 100, who);
   // Severity: a failed CUDA start is the user's problem whoever holds it; a
   // periodic check on a job node expects full GPUs; a person asking is told.
   Severity severity = failed ? Severity::kFail : c.fleet ? Severity::kOk : Severity::kInfo;
   if (failed) summary += ", and CUDA ran out of memory on it";
+  if (severity == Severity::kInfo) summary += "; " + free_gpus_text(s, c.memory_held_fraction);
   if (severity == Severity::kOk) {
     summary += orphans > 0 ? " (the orphan's part is process.orphan's finding)"
                            : ": a running job's memory, as expected on a job node";

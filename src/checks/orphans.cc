@@ -8,6 +8,7 @@
 #include "checks/checks.h"
 #include "checks/gpu_users.h"
 #include "checks/util.h"
+#include "facts/runtime.h"
 #include "util/text.h"
 
 namespace gd {
@@ -76,6 +77,9 @@ Finding orphan(const Snapshot& s, const Config& c, const GpuUser& u) {
 }  // namespace
 
 std::vector<Finding> check_orphans(const Snapshot& s, const Config& c) {
+  if (!nvml_answered(s)) {
+    return not_applicable(kId, nvml_unavailable_reason(s) + ", so the GPUs' processes are unknown");
+  }
   if (!s.workload.attempted) {
     return not_applicable(kId, "who runs the GPUs' processes was not probed");
   }
@@ -90,6 +94,17 @@ std::vector<Finding> check_orphans(const Snapshot& s, const Config& c) {
     }
   }
   if (!out.empty()) return out;
+  // A GPU whose process list NVML did not give may hold an orphan unseen.
+  std::vector<std::string> unlisted;
+  for (const NvmlGpu& g : s.nvml.gpus) {
+    if (g.pci_bus_id.ok() && !g.processes.ok()) unlisted.push_back(g.pci_bus_id.value);
+  }
+  if (!unlisted.empty()) {
+    Finding f = make_finding(kId, Severity::kNotApplicable,
+                             "NVML gave no process list for GPU " + join(unlisted, ", "));
+    f.evidence = std::move(fine);
+    return {f};
+  }
   Finding f = make_finding(kId, Severity::kOk,
                            users.empty() ? "No process uses a GPU."
                                          : "Every process on a GPU belongs to a running job or "
