@@ -132,8 +132,9 @@ GD_JSON(NvmlHealth, temperature_c, memory_temperature_c, temp_shutdown_c, temp_s
 GD_JSON(NvmlGpu, index, handle_rc, name, uuid, vbios_version, pci_bus_id, pci_device_id,
         minor_number, memory_total_bytes, memory_used_bytes, memory_free_bytes, persistence_mode,
         compute_mode, mig_mode_current, mig_mode_pending, cc_major, cc_minor, architecture,
-        max_sm_clock_mhz, processes, graphics_processes, fabric_state, fabric_status, fabric_clique_id,
-        fabric_cluster_uuid, fabric_health_mask, fabric_health_summary, mig_instance_count, health)
+        max_sm_clock_mhz, processes, graphics_processes, fabric_state, fabric_status,
+        fabric_clique_id, fabric_cluster_uuid, fabric_health_mask, fabric_health_summary,
+        mig_instance_count, health)
 GD_JSON(NvmlTopoPair, a, b, level)
 GD_JSON(NvmlInfo, attempted, library_requested, library_loaded, dlopen_error, init_rc, init_symbol,
         driver_version, nvml_version, cuda_driver_version, device_count, gpus, topology,
