@@ -133,15 +133,8 @@ if [ -n "${GD_JOB_CMD:-}" ]; then
   # shellcheck disable=SC2206
   job_cmd=(${GD_JOB_CMD})
 else
-  if [ -z "${GD_TORCH_PY+x}" ]; then
-    GD_TORCH_PY=""
-    for py in "${PYTHON:-}" /opt/torch/.venv/bin/python python3; do
-      if [ -n "$py" ] && timeout 60 "$py" -c 'import torch' > /dev/null 2>&1; then
-        GD_TORCH_PY=$py
-        break
-      fi
-    done
-  fi
+  . scripts/device-lib.sh
+  find_torch_python
   [ -n "$GD_TORCH_PY" ] && job_cmd=("$GD_TORCH_PY" tests/device/busy_job.py)
 fi
 echo "device-busy: gpudoctor $GD; job: ${job_cmd[*]:-none}; results in $B"

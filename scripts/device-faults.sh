@@ -65,17 +65,10 @@ GD="$bin/gpudoctor"
 # shellcheck disable=SC2206
 gd_args=(${GD_ARGS:-})
 
-# PyTorch: the machine's python that imports torch (README of the first
-# record: /opt/torch/.venv), unless $GD_TORCH_PY says otherwise.
-if [ -z "${GD_TORCH_PY+x}" ]; then
-  GD_TORCH_PY=""
-  for py in "${PYTHON:-}" /opt/torch/.venv/bin/python python3; do
-    if [ -n "$py" ] && timeout 60 "$py" -c 'import torch' > /dev/null 2>&1; then
-      GD_TORCH_PY=$py
-      break
-    fi
-  done
-fi
+# PyTorch: the machine's python that imports torch, unless $GD_TORCH_PY
+# says otherwise.
+. scripts/device-lib.sh
+find_torch_python
 echo "device-faults: gpudoctor $GD; torch python: ${GD_TORCH_PY:-none}; results in $F"
 
 # What PyTorch does at start: is_available (cudaGetDeviceCount), then a real

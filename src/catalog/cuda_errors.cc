@@ -388,6 +388,21 @@ int nvml_error_by_string(std::string_view text) {
   return -1;
 }
 
+std::string nvml_compute_mode_name(int mode) {
+  switch (mode) {
+    case 0:
+      return "DEFAULT (0)";
+    case 1:
+      return "EXCLUSIVE_THREAD (1)";
+    case 2:
+      return "PROHIBITED (2)";
+    case 3:
+      return "EXCLUSIVE_PROCESS (3)";
+    default:
+      return "unknown (" + std::to_string(mode) + ")";
+  }
+}
+
 std::string nvml_error(int rc) {
   const char* name = nvml_error_name(rc);
   if (name == nullptr) return "nvmlReturn_t " + std::to_string(rc);

@@ -41,6 +41,9 @@ std::string cuda_runtime_error(int code);
 
 // "NVML_ERROR_DRIVER_NOT_LOADED (9)"; unknown gives "nvmlReturn_t 12345".
 std::string nvml_error(int rc);
+// nvmlComputeMode_t (nvml.h): "DEFAULT (0)", "EXCLUSIVE_THREAD (1)"
+// (deprecated), "PROHIBITED (2)", "EXCLUSIVE_PROCESS (3)"; "unknown (N)".
+std::string nvml_compute_mode_name(int mode);
 const char* nvml_error_name(int rc);  // nullptr if unknown
 // "NVML_ERROR_LIB_RM_VERSION_MISMATCH" -> 18; -1 if unknown.
 int nvml_error_by_name(std::string_view name);

@@ -24,23 +24,6 @@ namespace {
 constexpr const char* kId = "compute-mode.exclusive";
 constexpr int kDeviceUnavailable = 46;
 
-// nvmlComputeMode_t (nvml.h): 0 DEFAULT, 1 EXCLUSIVE_THREAD (deprecated),
-// 2 PROHIBITED, 3 EXCLUSIVE_PROCESS.
-std::string mode_name(int mode) {
-  switch (mode) {
-    case 0:
-      return "DEFAULT (0)";
-    case 1:
-      return "EXCLUSIVE_THREAD (1)";
-    case 2:
-      return "PROHIBITED (2)";
-    case 3:
-      return "EXCLUSIVE_PROCESS (3)";
-    default:
-      return fmt::format("unknown ({})", mode);
-  }
-}
-
 // What CUDA's run with the user's environment says about this GPU.
 std::string cuda_on_gpu(const Snapshot& s, const std::string& bdf, bool* refused) {
   *refused = false;
@@ -90,7 +73,7 @@ Finding busy(const Snapshot& s, const Config& c, const NvmlGpu& g, int mode) {
                           g.index, bdf, used_by, free_gpus_text(s, c.memory_held_fraction)));
   }
   f.gpus = {bdf};
-  f.evidence.push_back("compute mode = " + mode_name(mode));
+  f.evidence.push_back("compute mode = " + nvml_compute_mode_name(mode));
   for (const GpuUser& u : on_gpu) {
     f.evidence.push_back(describe_process(u.process) + ": " + u.why);
   }
@@ -127,7 +110,7 @@ std::vector<Finding> check_compute_mode(const Snapshot& s, const Config& c) {
     if (mode == 2 || (exclusive && taken)) {
       out.push_back(busy(s, c, g, mode));
     } else {
-      fine.push_back(fmt::format("{}: compute mode {}{}", g.pci_bus_id.value, mode_name(mode),
+      fine.push_back(fmt::format("{}: compute mode {}{}", g.pci_bus_id.value, nvml_compute_mode_name(mode),
                                  exclusive ? ", no process on it yet" : ""));
     }
   }

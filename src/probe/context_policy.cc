@@ -68,17 +68,10 @@ std::string busy_text(const std::vector<uint32_t>& pids, const WorkloadInfo& w) 
 }
 
 std::string compute_mode_text(int mode) {
-  switch (mode) {
-    case 1:
-      return "compute mode EXCLUSIVE_THREAD (1): a context here could take the GPU from a job";
-    case 2:
-      return "compute mode PROHIBITED (2): no process may create a context here";
-    case 3:
-      return "compute mode EXCLUSIVE_PROCESS (3): a context here could take the GPU from a job";
-    default:
-      return fmt::format("compute mode {}: not DEFAULT (0), so a context here is not ours to open",
-                         mode);
-  }
+  std::string name = "compute mode " + nvml_compute_mode_name(mode);
+  if (mode == 2) return name + ": no process may create a context here";
+  if (mode == 1 || mode == 3) return name + ": a context here could take the GPU from a job";
+  return name + ": not DEFAULT (0), so a context here is not ours to open";
 }
 
 // Why no context on this GPU; "" when it is idle and in DEFAULT mode.
