@@ -18,7 +18,7 @@ seconds=${FUZZ_SECONDS:-60}
 seed=${FUZZ_SEED:-1}
 build=${FUZZ_BUILD_DIR:-build-asan}
 targets=(fuzz_kmsg fuzz_log_line fuzz_explain fuzz_pci fuzz_config fuzz_history_since fuzz_web_config
-  fuzz_slurm fuzz_diag_helper fuzz_http_request fuzz_cdi_spec fuzz_snapshot)
+  fuzz_slurm fuzz_diag_helper fuzz_http_request fuzz_cdi_spec fuzz_snapshot fuzz_workload)
 
 echo "== fuzz: build (${build}, clang)"
 # The build is -O0: libFuzzer runs fewer inputs a second than at -O1, which a
