@@ -62,7 +62,8 @@ std::vector<GpuUser> gpu_users(const Snapshot& s, const NvmlGpu& g) {
   std::vector<GpuUser> out;
   for (auto& [pid, nvml_view] : procs) {
     const GpuProcess* seen = workload_process(s, pid);
-    out.push_back(judge(s, seen != nullptr ? *seen : std::move(nvml_view)));
+    // The workload probe's reading where it has one, NVML's view alone else.
+    out.push_back(judge(s, seen != nullptr ? GpuProcess(*seen) : std::move(nvml_view)));
   }
   return out;
 }
