@@ -25,11 +25,11 @@ endfunction()
 # The version every report and snapshot carries.
 add_compile_definitions(GD_VERSION="${PROJECT_VERSION}")
 
-gd_folder(util LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads ${CMAKE_DL_LIBS})
+gd_folder(util LIBS nlohmann_json::nlohmann_json ${GD_LIB_FMT} Threads::Threads ${CMAKE_DL_LIBS})
 gd_folder(snapshot DEPS util)
 gd_folder(catalog DEPS util)
-gd_folder(config DEPS util LIBS PkgConfig::TOMLPP)
-gd_folder(kernlog DEPS util snapshot catalog LIBS PkgConfig::HS)
+gd_folder(config DEPS util LIBS ${GD_LIB_TOML})
+gd_folder(kernlog DEPS util snapshot catalog LIBS ${GD_LIB_HS})
 # libsystemd: headers only; probe/kernel_log_journal.cc loads it when a journal is read.
 gd_folder(probe DEPS util snapshot catalog kernlog LIBS ${CMAKE_DL_LIBS})
 target_include_directories(gd_probe PRIVATE ${SYSTEMD_INCLUDE_DIRS})
@@ -37,14 +37,14 @@ gd_folder(facts DEPS util snapshot catalog)
 gd_folder(checks DEPS util snapshot catalog config kernlog facts)
 gd_folder(explain DEPS util snapshot catalog kernlog probe checks)
 gd_folder(topo DEPS util snapshot facts)
-gd_folder(history DEPS util kernlog checks LIBS SQLite::SQLite3)
+gd_folder(history DEPS util kernlog checks LIBS ${GD_LIB_SQLITE})
 gd_folder(fleet DEPS util snapshot facts checks)
 gd_folder(job DEPS util snapshot config probe facts checks)
 gd_folder(report DEPS util snapshot catalog facts checks job)
 gd_folder(diag DEPS util snapshot catalog kernlog probe facts checks report)
 # OpenSSL: headers only; serve/tls.cc loads libssl with dlopen when TLS is asked for.
 gd_folder(serve DEPS util snapshot catalog probe facts checks history report diag
-  LIBS yaml-cpp ${GD_LIBCRYPT} ${CMAKE_DL_LIBS})
+  LIBS ${GD_LIB_YAML} ${GD_LIB_CRYPT} ${CMAKE_DL_LIBS})
 target_include_directories(gd_serve PRIVATE ${OPENSSL_INCLUDE_DIR})
 # cli's serve.cc goes into the gpudoctor-serve binary only (CMakeLists.txt).
 gd_folder(cli DEPS util snapshot config probe checks explain topo history fleet job report diag
