@@ -51,6 +51,20 @@ inline ProbeOptions fake_options(double deadline_s = 10) {
   return opt;
 }
 
+// tests/fakes/scenarios/NAME.json
+inline std::string scenario_path(const std::string& name) {
+  return GD_SOURCE_DIR "/tests/fakes/scenarios/" + name + ".json";
+}
+
+// probe_hardware() with the fake libraries answering from that scenario.
+inline Snapshot probe_scenario(const std::string& scenario,
+                               const ProbeOptions& opt = fake_options()) {
+  ScopedEnv sc("GPUDOCTOR_FAKE_SCENARIO", scenario_path(scenario));
+  Snapshot s;
+  probe_hardware(opt, &s);
+  return s;
+}
+
 // A scenario file written for one test, removed with it.
 class TempScenario {
  public:

@@ -31,9 +31,7 @@ using testing_fakes::fake_options;
 using testing_fakes::ScopedEnv;
 using testing_util::kTimeScale;
 
-std::string scenario_path(const std::string& name) {
-  return GD_SOURCE_DIR "/tests/fakes/scenarios/" + name + ".json";
-}
+using testing_fakes::scenario_path;
 
 // The fake libcuda's context log for one test: one "<pid> <bus> <rc>" line
 // per cuDevicePrimaryCtxRetain.
@@ -75,10 +73,7 @@ class ContextLog {
 class ContextGateProbe : public ::testing::Test {
  protected:
   Snapshot probe(const std::string& scenario, const ProbeOptions& opt = fake_options()) {
-    ScopedEnv sc("GPUDOCTOR_FAKE_SCENARIO", scenario_path(scenario));
-    Snapshot s;
-    probe_hardware(opt, &s);
-    return s;
+    return testing_fakes::probe_scenario(scenario, opt);
   }
   ContextLog log_;
   ScopedEnv log_env_{"GPUDOCTOR_FAKE_CUDA_CONTEXT_LOG", log_.path()};

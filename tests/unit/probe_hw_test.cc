@@ -34,18 +34,13 @@ using testing_fakes::ScopedEnv;
 using testing_util::kTimeScale;
 using testing_util::tenths;
 
-std::string scenario_path(const std::string& name) {
-  return GD_SOURCE_DIR "/tests/fakes/scenarios/" + name + ".json";
-}
+using testing_fakes::scenario_path;
 
 // Each test starts from no CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER.
 class ProbeHw : public ::testing::Test {
  protected:
   Snapshot probe(const std::string& scenario, const ProbeOptions& opt = fake_options()) {
-    ScopedEnv sc("GPUDOCTOR_FAKE_SCENARIO", scenario_path(scenario));
-    Snapshot s;
-    probe_hardware(opt, &s);
-    return s;
+    return testing_fakes::probe_scenario(scenario, opt);
   }
   ScopedEnv cvd_{"CUDA_VISIBLE_DEVICES", std::nullopt};
   ScopedEnv order_{"CUDA_DEVICE_ORDER", std::nullopt};
