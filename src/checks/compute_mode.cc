@@ -47,8 +47,7 @@ std::string cuda_on_gpu(const Snapshot& s, const std::string& bdf, bool* refused
 Finding busy(const Snapshot& s, const Config& c, const NvmlGpu& g, int mode) {
   const std::string& bdf = g.pci_bus_id.value;
   std::vector<GpuUser> on_gpu = gpu_users(s, g);
-  std::vector<std::string> users;
-  for (const GpuUser& u : on_gpu) users.push_back(describe_process(u.process));
+  std::vector<std::string> users = describe_processes(on_gpu);
   bool refused = false;
   std::string cuda = cuda_on_gpu(s, bdf, &refused);
   Finding f;
@@ -110,7 +109,8 @@ std::vector<Finding> check_compute_mode(const Snapshot& s, const Config& c) {
     if (mode == 2 || (exclusive && taken)) {
       out.push_back(busy(s, c, g, mode));
     } else {
-      fine.push_back(fmt::format("{}: compute mode {}{}", g.pci_bus_id.value, nvml_compute_mode_name(mode),
+      fine.push_back(fmt::format("{}: compute mode {}{}", g.pci_bus_id.value,
+                                 nvml_compute_mode_name(mode),
                                  exclusive ? ", no process on it yet" : ""));
     }
   }

@@ -23,13 +23,6 @@ void add_uses(const NvmlGpu& g, const NvmlValue<std::vector<NvmlProcess>>& list,
   }
 }
 
-const GpuProcess* workload_process(const Snapshot& s, uint32_t pid) {
-  for (const GpuProcess& p : s.workload.processes) {
-    if (p.pid == pid) return &p;
-  }
-  return nullptr;
-}
-
 GpuUser judge(const Snapshot& s, GpuProcess p) {
   GpuUser u;
   if (!s.workload.attempted) {
@@ -61,7 +54,7 @@ std::vector<GpuUser> gpu_users(const Snapshot& s, const NvmlGpu& g) {
   add_uses(g, g.graphics_processes, "graphics", &procs);
   std::vector<GpuUser> out;
   for (auto& [pid, nvml_view] : procs) {
-    const GpuProcess* seen = workload_process(s, pid);
+    const GpuProcess* seen = find_gpu_process(s.workload, pid);
     // The workload probe's reading where it has one, NVML's view alone else.
     out.push_back(judge(s, seen != nullptr ? GpuProcess(*seen) : std::move(nvml_view)));
   }
@@ -85,13 +78,6 @@ std::vector<GpuUser> all_gpu_users(const Snapshot& s) {
   return out;
 }
 
-std::string job_text(const GpuProcess& p) {
-  if (p.job_kind.empty()) return "";
-  if (p.job_kind == "slurm") return "slurm job " + p.job_id;
-  std::string id = p.job_kind == "container" ? p.job_id.substr(0, 12) : p.job_id;
-  return (p.job_kind == "kubernetes" ? "pod " : p.job_kind + " ") + id;
-}
-
 std::string describe_process(const GpuProcess& p) {
   std::vector<std::string> parts;
   if (!p.comm.empty()) parts.push_back(p.comm);
@@ -106,15 +92,26 @@ std::string describe_process(const GpuProcess& p) {
   return fmt::format("pid {}", p.pid) + (parts.empty() ? "" : " (" + join(parts, ", ") + ")");
 }
 
-std::string memory_on(const GpuProcess& p, const std::string& bus) {
-  uint64_t total = 0;
-  bool known = false;
+std::vector<std::string> describe_processes(const std::vector<GpuUser>& users) {
+  std::vector<std::string> out;
+  for (const GpuUser& u : users) out.push_back(describe_process(u.process));
+  return out;
+}
+
+// A process listed both as a compute and a graphics process of one GPU
+// reports its one total in each list: the largest figure, not their sum.
+std::optional<uint64_t> memory_bytes_on(const GpuProcess& p, const std::string& bus) {
+  std::optional<uint64_t> bytes;
   for (const GpuProcessUse& use : p.gpus) {
     if (use.bus_id != bus || !use.used_memory_bytes) continue;
-    total += *use.used_memory_bytes;
-    known = true;
+    bytes = std::max(bytes.value_or(0), *use.used_memory_bytes);
   }
-  return known ? format_bytes(total) : "";
+  return bytes;
+}
+
+std::string memory_on(const GpuProcess& p, const std::string& bus) {
+  std::optional<uint64_t> bytes = memory_bytes_on(p, bus);
+  return bytes ? format_bytes(*bytes) : "";
 }
 
 std::vector<const NvmlGpu*> free_gpus(const Snapshot& s, double held_fraction) {

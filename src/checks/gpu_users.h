@@ -3,9 +3,12 @@
 // whatever the GPU's memory or compute mode says.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "snapshot/gpu_process.h"  // job_text
 #include "snapshot/snapshot.h"
 
 namespace gd {
@@ -30,12 +33,14 @@ std::vector<GpuUser> gpu_users(const Snapshot& s, const NvmlGpu& g);
 // Every process on any GPU, once, judged.
 std::vector<GpuUser> all_gpu_users(const Snapshot& s);
 
-// "slurm job 4711", "pod 1b2c3d4e-...", "container 0123456789ab"; "" none.
-std::string job_text(const GpuProcess& p);
 // "pid 4711 (python, alice, slurm job 4711, running 2 h 3 min)": what an
 // operator needs to find the process and its owner.
 std::string describe_process(const GpuProcess& p);
-// Its GPU memory on `bus` ("70.0 GiB"), "" when NVML did not say.
+// describe_process of each, in order.
+std::vector<std::string> describe_processes(const std::vector<GpuUser>& users);
+// Its GPU memory on `bus` as NVML said it; nullopt when NVML did not.
+std::optional<uint64_t> memory_bytes_on(const GpuProcess& p, const std::string& bus);
+// The same as text ("70.0 GiB"), "" when NVML did not say.
 std::string memory_on(const GpuProcess& p, const std::string& bus);
 
 // GPUs a new process can use now: NVML answered, no process on them, not

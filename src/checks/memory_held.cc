@@ -44,20 +44,12 @@ Comparison held_comparison(const Config& c, const NvmlGpu& g) {
       g.memory_used_bytes.value, "<=", limit);
 }
 
-std::vector<std::string> described(const std::vector<GpuUser>& users) {
+// Who holds GPU `bus`, one evidence line each.
+std::vector<std::string> holders(const Snapshot& s, const std::string& bus,
+                                 const std::vector<GpuUser>& users) {
   std::vector<std::string> out;
-  for (const GpuUser& u : users) out.push_back(describe_process(u.process));
-  return out;
-}
-
-// Who holds it, one evidence line each.
-std::vector<std::string> holders(const Snapshot& s, const NvmlGpu& g) {
-  std::vector<std::string> out;
-  for (const GpuUser& u : gpu_users(s, g)) {
-    std::optional<uint64_t> bytes;
-    for (const GpuProcessUse& use : u.process.gpus) {
-      if (use.bus_id == g.pci_bus_id.value && use.used_memory_bytes) bytes = *use.used_memory_bytes;
-    }
+  for (const GpuUser& u : users) {
+    std::optional<uint64_t> bytes = memory_bytes_on(u.process, bus);
     std::string mem = bytes ? bytes_exact(*bytes) : "";
     std::string name = s.workload.attempted
                            ? describe_process(u.process)
@@ -99,7 +91,7 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
   } else if (!jobs_named.empty() && jobs == users.size()) {
     who = "held by " + join(jobs_named, ", ");
   } else if (users.size() <= 2) {
-    who = "held by " + join(described(users), " and ");
+    who = "held by " + join(describe_processes(users), " and ");
   } else {
     who = fmt::format("{} processes hold it", users.size());
   }
@@ -121,7 +113,7 @@ Finding full_gpu(const Snapshot& s, const Config& c, const NvmlGpu& g, double sh
       bytes_exact(g.memory_total_bytes.value), share * 100, c.memory_held_fraction * 100));
   // An ok finding states only requirements it meets (tests/invariants).
   if (severity != Severity::kOk) add_comparison(&f, std::move(held));
-  for (std::string& line : holders(s, g)) f.evidence.push_back(std::move(line));
+  for (std::string& line : holders(s, bdf, users)) f.evidence.push_back(std::move(line));
   if (!g.processes.ok() && g.processes.rc >= 0) {
     f.evidence.push_back("NVML process list: " + nvml_error(g.processes.rc));
   }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "catalog/cuda_errors.h"
+#include "snapshot/gpu_process.h"
 
 namespace gd {
 namespace {
@@ -29,22 +30,12 @@ std::string nvml_unanswered(const NvmlInfo& n) {
   return "";
 }
 
-// "slurm job 4711", "kubernetes pod 5c1d...", "container 0123456789ab".
-std::string job_text(const GpuProcess& p) {
-  if (p.job_id.empty()) return "";
-  if (p.job_kind == "slurm") return "slurm job " + p.job_id;
-  if (p.job_kind == "kubernetes") return "kubernetes pod " + p.job_id;
-  if (p.job_kind == "container") return "container " + p.job_id.substr(0, 12);
-  return (p.job_kind.empty() ? std::string("job") : p.job_kind) + " " + p.job_id;
-}
-
 // "pid 4711, slurm job 4711, alice": what /proc told of the pid, where the
 // workload probe read it.
 std::string process_text(uint32_t pid, const WorkloadInfo& w) {
   std::string s = "pid " + std::to_string(pid);
-  auto p = std::find_if(w.processes.begin(), w.processes.end(),
-                        [&](const GpuProcess& x) { return x.pid == pid; });
-  if (p == w.processes.end()) return s;
+  const GpuProcess* p = find_gpu_process(w, pid);
+  if (p == nullptr) return s;
   if (std::string job = job_text(*p); !job.empty()) s += ", " + job;
   if (!p->user.empty()) {
     s += ", " + p->user;
