@@ -11,6 +11,8 @@
 // the runner waits a short grace and gives up on it rather than hang too.
 #include "probe/child.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +24,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "util/fd.h"
@@ -65,6 +68,32 @@ void close_fd(int* fd) {
   *fd = -1;
 }
 
+// Every descriptor from 3 up closed in the child, after the dup2s onto
+// 0-2. glibc 2.34's posix_spawn_file_actions_addclosefrom_np does it in one
+// step; the release binaries run on 2.31 too (docs/install.md), so it is
+// looked up at run time, and where it is missing each descriptor open now
+// (/proc/self/fd) gets its own close action. (One opened by another thread
+// after that reading would stay open, as before glibc 2.34.)
+void close_inherited_fds(posix_spawn_file_actions_t* fa) {
+  using CloseFrom = int (*)(posix_spawn_file_actions_t*, int);
+  static const auto close_from =
+      reinterpret_cast<CloseFrom>(dlsym(RTLD_DEFAULT, "posix_spawn_file_actions_addclosefrom_np"));
+  if (close_from != nullptr) {
+    close_from(fa, 3);
+    return;
+  }
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  const int own = dirfd(dir);
+  while (const dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd < 3 || fd == own) continue;
+    posix_spawn_file_actions_addclose(fa, static_cast<int>(fd));
+  }
+  closedir(dir);
+}
+
 std::vector<char*> c_strings(const std::string& first, const std::vector<std::string>& rest) {
   std::vector<char*> v;
   if (!first.empty()) v.push_back(const_cast<char*>(first.c_str()));
@@ -76,9 +105,28 @@ std::vector<char*> c_strings(const std::string& first, const std::vector<std::st
 }  // namespace
 
 std::string signal_name(int sig) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
-#endif
+  // Our own table, not sigabbrev_np: that is glibc 2.32, above the release
+  // binaries' floor (docs/install.md). Linux numbers these alike on x86_64
+  // and aarch64; the names are the macros'.
+#define GD_SIGNAL_NAME(name) \
+  case name:                 \
+    return #name;
+  switch (sig) {
+    GD_SIGNAL_NAME(SIGHUP)
+    GD_SIGNAL_NAME(SIGINT) GD_SIGNAL_NAME(SIGQUIT) GD_SIGNAL_NAME(SIGILL) GD_SIGNAL_NAME(SIGTRAP)
+        GD_SIGNAL_NAME(SIGABRT) GD_SIGNAL_NAME(SIGBUS) GD_SIGNAL_NAME(SIGFPE)
+            GD_SIGNAL_NAME(SIGKILL) GD_SIGNAL_NAME(SIGUSR1) GD_SIGNAL_NAME(SIGSEGV)
+                GD_SIGNAL_NAME(SIGUSR2) GD_SIGNAL_NAME(SIGPIPE) GD_SIGNAL_NAME(SIGALRM)
+                    GD_SIGNAL_NAME(SIGTERM) GD_SIGNAL_NAME(SIGSTKFLT) GD_SIGNAL_NAME(SIGCHLD)
+                        GD_SIGNAL_NAME(SIGCONT) GD_SIGNAL_NAME(SIGSTOP) GD_SIGNAL_NAME(SIGTSTP)
+                            GD_SIGNAL_NAME(SIGTTIN) GD_SIGNAL_NAME(SIGTTOU) GD_SIGNAL_NAME(SIGURG)
+                                GD_SIGNAL_NAME(SIGXCPU) GD_SIGNAL_NAME(SIGXFSZ)
+                                    GD_SIGNAL_NAME(SIGVTALRM) GD_SIGNAL_NAME(SIGPROF)
+                                        GD_SIGNAL_NAME(SIGWINCH) GD_SIGNAL_NAME(SIGIO)
+                                            GD_SIGNAL_NAME(SIGPWR) GD_SIGNAL_NAME(SIGSYS) default
+        : break;
+  }
+#undef GD_SIGNAL_NAME
   return "signal " + std::to_string(sig);
 }
 
@@ -110,12 +158,10 @@ Result<pid_t> spawn_in_own_group(const std::string& exe, const std::vector<std::
   }
   posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
   posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
   // A library's host (a Python process) may hold descriptors without
   // close-on-exec, the exporter its listening sockets and the history
   // database: a child that may outlive us stuck in the kernel keeps none.
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
+  close_inherited_fds(&fa);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t empty, defaults;
