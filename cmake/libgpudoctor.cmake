@@ -96,8 +96,15 @@ install(TARGETS gpudoctor gpudoctor-serve RUNTIME DESTINATION ${CMAKE_INSTALL_BI
 install(TARGETS gpudoctor_shared
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT libgpudoctor
   PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpudoctor COMPONENT libgpudoctor)
+# In a relocatable tree (the release tarball, cmake/cpack-project.cmake.in)
+# the prefix is found from the .pc file's own place instead.
+file(RELATIVE_PATH GD_PC_UP /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" GD_PC_UP "${GD_PC_UP}")
 install(CODE "
   set(GD_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  if(DEFINED ENV{GD_PACKAGE_ARCHIVE} AND NOT IS_ABSOLUTE \"${CMAKE_INSTALL_LIBDIR}\")
+    set(GD_PC_PREFIX \"\\\${pcfiledir}/${GD_PC_UP}\")
+  endif()
   configure_file(\"${CMAKE_BINARY_DIR}/gpudoctor.pc.in\" \"${CMAKE_BINARY_DIR}/pc/gpudoctor.pc\" @ONLY)
   file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\"
     TYPE FILE FILES \"${CMAKE_BINARY_DIR}/pc/gpudoctor.pc\")

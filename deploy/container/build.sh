@@ -5,7 +5,7 @@
 # labeller's loop, and the demo snapshot. Built with umoci and skopeo from
 # Debian; nothing is pulled from a registry.
 #
-#   deploy/container/build.sh [--diag auto|yes|no] [--name NAME] [--no-load] BUILD_DIR [OUT.tar]
+#   deploy/container/build.sh [--diag auto|yes|no] [--name NAME] [--no-load] [--tarball FILE] BUILD_DIR [OUT.tar]
 #
 # BUILD_DIR is a finished cmake build (installed from with `cmake --install
 # --strip`, nothing is built). OUT is an OCI archive (default
@@ -14,15 +14,20 @@
 # installed it is also loaded into podman's storage (--no-load: not).
 # --diag: the CUDA helper, from `cmake --install --component diag`; auto
 # takes it when the build has one (only builds with nvcc do), yes requires it.
+# --tarball: the binaries and the demo snapshot from the release tarball
+# (scripts/package.sh, gpudoctor-VERSION-linux-ARCH.tar.gz) instead of
+# `cmake --install`, so the image holds the very files released; the CUDA
+# helper is not in it (--diag no).
 # It brings cuBLAS and NCCL, so the image is then far larger (README.md).
 set -euo pipefail
 usage() {
-  echo "usage: build.sh [--diag auto|yes|no] [--name NAME] [--no-load] BUILD_DIR [OUT.tar]" >&2
+  echo "usage: build.sh [--diag auto|yes|no] [--name NAME] [--no-load] [--tarball FILE] BUILD_DIR [OUT.tar]" >&2
   exit 64
 }
 diag=no
 name=localhost/gpudoctor
 load=1
+tarball=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --diag) diag=${2:-}; shift 2 || usage ;;
@@ -30,6 +35,8 @@ while [ $# -gt 0 ]; do
     --name) name=${2:-}; shift 2 || usage ;;
     --name=*) name=${1#--name=}; shift ;;
     --no-load) load=0; shift ;;
+    --tarball) tarball=${2:-}; shift 2 || usage ;;
+    --tarball=*) tarball=${1#--tarball=}; shift ;;
     -*) usage ;;
     *) break ;;
   esac
@@ -60,7 +67,15 @@ trap 'rm -rf "$tmp"' EXIT
 stage=$tmp/install
 root=$tmp/rootfs
 
-cmake --install "$build" --prefix "$stage" --component gpudoctor --strip >/dev/null
+if [ -n "$tarball" ]; then
+  [ -f "$tarball" ] || die "no tarball $tarball"
+  [ "$diag" != yes ] || die "--diag yes: the release tarball has no gpudoctor-diag"
+  diag=no
+  mkdir -p "$stage"
+  tar -C "$stage" --strip-components=1 -xzf "$tarball"
+else
+  cmake --install "$build" --prefix "$stage" --component gpudoctor --strip >/dev/null
+fi
 have_diag=0
 case "$diag" in
   auto) [ -x "$build/gpudoctor-diag" ] && have_diag=1 ;;

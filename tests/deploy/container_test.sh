@@ -11,6 +11,10 @@
 # It runs under podman where podman can start a container here, else in a
 # chroot of the unpacked image (GD_CONTAINER_RUN=podman or chroot forces one);
 # the summary line says which. Root only, as deb_test.sh.
+#
+# From a release build (GD_RELEASE) the image is made from the release
+# tarball (cpack -G TGZ, as scripts/package.sh makes it), and its binaries
+# must be the tarball's, byte for byte; the image's size is printed.
 set -euo pipefail
 build=$(realpath "${1:?usage: container_test.sh BUILD_DIR}")
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,7 +43,15 @@ trap cleanup EXIT
 
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 archive=$tmp/gpudoctor-image.tar
-bash "$src/deploy/container/build.sh" --diag no --no-load "$build" "$archive"
+from=()
+release_tgz=""
+if grep -q '^GD_RELEASE:BOOL=ON' "$build/CMakeCache.txt"; then
+  (cd "$build" && cpack -G TGZ) >"$tmp/cpack.log" 2>&1 || fail "cpack -G TGZ: $(tail -20 "$tmp/cpack.log")"
+  release_tgz=$build/packages/$(sed -n 's/^set(CPACK_PACKAGE_FILE_NAME "\(.*\)")$/\1/p' "$build/CPackConfig.cmake").tar.gz
+  [ -f "$release_tgz" ] || fail "no release tarball $release_tgz"
+  from=(--tarball "$release_tgz")
+fi
+bash "$src/deploy/container/build.sh" --diag no --no-load "${from[@]}" "$build" "$archive"
 
 # --- what is in it -----------------------------------------------------------
 mkdir "$tmp/layout"
@@ -99,6 +111,16 @@ for f in usr/bin/gpudoctor usr/bin/gpudoctor-serve usr/bin/sh usr/bin/sleep ".$d
   [ -e "$r/$f" ] || fail "no /${f#./} in the image"
 done
 [ ! -e "$r/usr/bin/gpudoctor-diag" ] || fail "gpudoctor-diag in an image built --diag no"
+if [ -n "$release_tgz" ]; then
+  mkdir "$tmp/tgz"
+  tar -C "$tmp/tgz" --strip-components=1 -xzf "$release_tgz"
+  for b in gpudoctor gpudoctor-serve; do
+    cmp -s "$tmp/tgz/bin/$b" "$r/usr/bin/$b" || fail "/usr/bin/$b in the image is not the release tarball's"
+  done
+fi
+compressed_bytes=$(stat -c %s "$archive")
+unpacked_bytes=$(du -sb "$r" | cut -f1)
+echo "container_test: image size $compressed_bytes bytes compressed ($(awk -v b="$compressed_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB), $unpacked_bytes unpacked ($(awk -v b="$unpacked_bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB)${release_tgz:+, binaries from $(basename "$release_tgz")}"
 [ "$(stat -c %u:%a "$r/var/lib/gpudoctor")" = 65532:755 ] || fail "/var/lib/gpudoctor not 65532, 0755"
 [ "$(stat -c %a "$r/tmp")" = 1777 ] || fail "/tmp not 1777"
 nvidia=$(find "$r" -name 'libcuda.so*' -o -name 'libnvidia-*' | sed "s|^$r||")
