@@ -117,12 +117,25 @@ _lib: Optional[ctypes.CDLL] = None
 _lib_path = ""
 
 
+def _is_elf(path: str) -> bool:
+    """An executable ELF file: the gpudoctor binary, not a script named so."""
+    try:
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return False
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
 def _on_path(name: str) -> str:
-    """The first executable ``name`` in ``$PATH``'s absolute entries (as the
-    library searches: never one in the current directory)."""
+    """The first executable ELF file ``name`` in ``$PATH``'s absolute entries
+    (as the library searches: never one in the current directory). A script
+    does not count: the ``gpudoctor`` command this wheel installs into a
+    virtual environment's ``bin`` is one, and comes first on PATH there."""
     for d in os.environ.get("PATH", "").split(os.pathsep):
         path = os.path.join(d, name)
-        if os.path.isabs(d) and os.path.isfile(path) and os.access(path, os.X_OK):
+        if os.path.isabs(d) and _is_elf(path):
             return path
     return ""
 
