@@ -19,9 +19,10 @@ where ``cmake --install`` put it relative to this package, else beside the
 ``gpudoctor`` binary (``$GPUDOCTOR_EXE``, else the first on ``$PATH``): in its
 directory (a build tree) or its prefix's ``lib/<multiarch>``, ``lib64`` or
 ``lib``; else by the system loader (``libgpudoctor.so.0``). The library then
-finds the binary itself, beside it first (``$GPUDOCTOR_EXE`` overrides). So a
-module installed apart from gpudoctor (a wheel in a virtual environment)
-needs only gpudoctor's ``bin`` directory on ``$PATH``.
+finds the binary itself, beside it first (``$GPUDOCTOR_EXE`` overrides). So
+the manylinux wheel, which carries both in this package, needs nothing
+installed, and the pure wheel only gpudoctor's ``bin`` directory on
+``$PATH``. ``python -m gpudoctor`` runs the binary (__main__.py).
 
 Every function may be called from any thread; the GIL is released while the
 library works.
