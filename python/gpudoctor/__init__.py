@@ -19,9 +19,10 @@ where ``cmake --install`` put it relative to this package, else beside the
 ``gpudoctor`` binary (``$GPUDOCTOR_EXE``, else the first on ``$PATH``): in its
 directory (a build tree) or its prefix's ``lib/<multiarch>``, ``lib64`` or
 ``lib``; else by the system loader (``libgpudoctor.so.0``). The library then
-finds the binary itself, beside it first (``$GPUDOCTOR_EXE`` overrides). So a
-module installed apart from gpudoctor (a wheel in a virtual environment)
-needs only gpudoctor's ``bin`` directory on ``$PATH``.
+finds the binary itself, beside it first (``$GPUDOCTOR_EXE`` overrides). So
+the manylinux wheel, which carries both in this package, needs nothing
+installed, and the pure wheel only gpudoctor's ``bin`` directory on
+``$PATH``. ``python -m gpudoctor`` runs the binary (__main__.py).
 
 Every function may be called from any thread; the GIL is released while the
 library works.
@@ -117,12 +118,25 @@ _lib: Optional[ctypes.CDLL] = None
 _lib_path = ""
 
 
+def _is_elf(path: str) -> bool:
+    """An executable ELF file: the gpudoctor binary, not a script named so."""
+    try:
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return False
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
 def _on_path(name: str) -> str:
-    """The first executable ``name`` in ``$PATH``'s absolute entries (as the
-    library searches: never one in the current directory)."""
+    """The first executable ELF file ``name`` in ``$PATH``'s absolute entries
+    (as the library searches: never one in the current directory). A script
+    does not count: the ``gpudoctor`` command this wheel installs into a
+    virtual environment's ``bin`` is one, and comes first on PATH there."""
     for d in os.environ.get("PATH", "").split(os.pathsep):
         path = os.path.join(d, name)
-        if os.path.isabs(d) and os.path.isfile(path) and os.access(path, os.X_OK):
+        if os.path.isabs(d) and _is_elf(path):
             return path
     return ""
 

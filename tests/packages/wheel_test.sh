@@ -9,7 +9,12 @@
 #     (the library in the prefix's libdir, as cmake --install lays it out);
 #   - GPUDOCTOR_EXE, with no gpudoctor on PATH;
 #   - neither binary nor library: one clear error naming what was looked for;
-#   - the library but no binary: the library's error naming GPUDOCTOR_EXE.
+#   - the library but no binary: the library's error naming GPUDOCTOR_EXE;
+#   - the wheel's `gpudoctor` command (python -m gpudoctor): the binary on
+#     PATH, never the venv's own script; one line where there is none;
+#   - the bundled wheel (scripts/wheel.sh) from BUILD_DIR's binary and
+#     library: its tag, its contents, used with nothing on PATH, and its
+#     refusal where the system glibc is below its tag.
 #
 #   tests/packages/wheel_test.sh BUILD_DIR
 #
@@ -41,7 +46,8 @@ wheel=$tmp/dist/gpudoctor-$version-py3-none-any.whl
 [ -f "$wheel" ] || fail "built $(ls "$tmp/dist"), not ${wheel##*/}"
 contents=$("$python" -c 'import sys, zipfile
 print(" ".join(n for n in sorted(zipfile.ZipFile(sys.argv[1]).namelist()) if ".dist-info/" not in n))' "$wheel")
-[ "$contents" = gpudoctor/__init__.py ] || fail "${wheel##*/} holds '$contents', not gpudoctor/__init__.py alone"
+[ "$contents" = "gpudoctor/__init__.py gpudoctor/__main__.py" ] ||
+  fail "${wheel##*/} holds '$contents', not the module alone"
 echo "wheel_test: built ${wheel##*/}"
 
 venv=$tmp/venv
@@ -102,4 +108,65 @@ if [ -x "$installed_bin" ]; then
 else
   check "$empty" GPUDOCTOR_LIB="$tmp/lib-only/libgpudoctor.so.0" -- no-binary
 fi
+
+# The pure wheel's `gpudoctor` command (and python -m gpudoctor) runs the
+# binary on PATH, its exit code the binary's own; in an activated venv its
+# own bin/gpudoctor (a Python script) comes first on PATH and is skipped, by
+# the command and by the module looking for the library.
+expect() {  # expect RC PATTERN PATH COMMAND...: runs in a clean environment
+  local want=$1 pattern=$2 path=$3 out rc
+  shift 3
+  rc=0
+  out=$(cd "$tmp/cwd" && env -i HOME="$tmp" PATH="$path" PYTHONDONTWRITEBYTECODE=1 "$@" 2>&1) || rc=$?
+  if [ "$rc" != "$want" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    fail "$*: exit $rc (want $want), '$pattern' not in: $out"
+  fi
+}
+snapshot=$src/tests/snapshots/ws-4x4090-ulimit.json
+expect 0 "^gpudoctor $version\$" "$venv/bin:$build:/usr/bin:/bin" gpudoctor --version
+expect 2 'memory\.address-space-limit' "$venv/bin:$build:/usr/bin:/bin" gpudoctor check --from "$snapshot"
+expect 64 . "$venv/bin:$build:/usr/bin:/bin" "$venv/bin/python" -m gpudoctor --no-such-option
+check "$venv/bin:$build:/usr/bin:/bin" -- "${found[@]}" "$build/libgpudoctor.so.0" "$version"
+expect 3 '^gpudoctor: no gpudoctor binary: .*none on PATH, GPUDOCTOR_EXE not set' "$venv/bin:/usr/bin:/bin" \
+  "$venv/bin/gpudoctor" --version
+[ "$(cd "$tmp/cwd" && env -i PATH="$venv/bin:/usr/bin:/bin" "$venv/bin/gpudoctor" --version 2>&1 | wc -l)" = 1 ] ||
+  fail "the pure wheel's gpudoctor with no binary: not one line"
+echo "wheel_test: the pure wheel's gpudoctor command: ok"
+
+# The bundled wheel (scripts/wheel.sh) from this build's binary and library,
+# stripped as a release's are: tagged for their glibc (never below 2.31) and
+# machine, and used with nothing of gpudoctor's on PATH.
+mkdir "$tmp/bundle"
+strip --strip-all -o "$tmp/bundle/gpudoctor" "$build/gpudoctor"
+strip --strip-unneeded -o "$tmp/bundle/libgpudoctor.so.0" "$build/libgpudoctor.so.0"
+glibc=$(objdump -T "$tmp/bundle/gpudoctor" "$tmp/bundle/libgpudoctor.so.0" | grep -o 'GLIBC_[0-9]*\.[0-9]*' |
+  sed 's/GLIBC_//' | { cat; echo 2.31; } | sort -uV | tail -1)
+arch=$(objdump -f "$tmp/bundle/gpudoctor" | sed -n 's/^architecture: i386:x86-64.*/x86_64/p; s/^architecture: aarch64.*/aarch64/p')
+made=$(PYTHON=$python bash "$src/scripts/wheel.sh" "$tmp/bundle" "$tmp/bundled-dist") || fail "scripts/wheel.sh"
+bundled=$tmp/bundled-dist/gpudoctor-$version-py3-none-manylinux_${glibc/./_}_$arch.whl
+[ "${made%% *}" = "$bundled" ] || fail "scripts/wheel.sh made '$made', not $bundled"
+contents=$("$python" -c 'import sys, zipfile
+print(" ".join(n for n in sorted(zipfile.ZipFile(sys.argv[1]).namelist()) if ".dist-info/" not in n))' "$bundled")
+[ "$contents" = "gpudoctor/__init__.py gpudoctor/__main__.py gpudoctor/_bundle.py gpudoctor/gpudoctor gpudoctor/libgpudoctor.so.0" ] ||
+  fail "${bundled##*/} holds '$contents'"
+venv2=$tmp/venv-bundled
+"$python" -m venv "$venv2" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "python3 -m venv"; }
+"$venv2/bin/python" -m pip install -q --no-index --no-deps --no-cache-dir --disable-pip-version-check "$bundled" \
+  >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "pip install --no-index ${bundled##*/}"; }
+package=$("$venv2/bin/python" -c 'import os, gpudoctor; print(os.path.dirname(gpudoctor.__file__))')
+expect 0 "^gpudoctor $version\$" "$empty" "$venv2/bin/gpudoctor" --version
+expect 2 'memory\.address-space-limit' "$empty" "$venv2/bin/gpudoctor" check --from "$snapshot"
+expect 0 "^gpudoctor $version\$" "$empty" "$venv2/bin/python" -m gpudoctor --version
+# The library in the package, and the binary beside it, with neither on PATH.
+(cd "$tmp/cwd" && env -i HOME="$tmp" PATH="$empty" PYTHONDONTWRITEBYTECODE=1 \
+  "$venv2/bin/python" "$src/tests/packages/wheel_check.py" "${found[@]}" "$package/libgpudoctor.so.0" "$version") ||
+  fail "wheel_check.py found, the bundled wheel"
+# A system glibc below the wheel's: one line, exit 3, not the loader's error.
+# (pip compiled the module at install: the stale .pyc, of the same size and
+# maybe the same second, would win.)
+sed -i 's/^GLIBC_FLOOR = .*/GLIBC_FLOOR = (99, 0)/' "$package/_bundle.py"
+rm -r "$package/__pycache__"
+expect 3 "^gpudoctor: the gpudoctor binary in this wheel needs glibc 99\.0 or newer \(manylinux_${glibc/./_}_$arch\); this system has glibc [0-9.]+; " \
+  "$empty" "$venv2/bin/gpudoctor" --version
+echo "wheel_test: the bundled wheel ${bundled##*/}: ok"
 echo "wheel_test: ok (${wheel##*/} built, installed into a fresh venv, used, removed)"
