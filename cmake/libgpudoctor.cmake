@@ -120,7 +120,8 @@ install(CODE "
     set(_gd_pydir lib/python3/dist-packages)
   endif()
   file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${_gd_pydir}/gpudoctor\" TYPE FILE FILES
-    \"${CMAKE_SOURCE_DIR}/python/gpudoctor/__init__.py\" \"${GD_PYMOD_LAYOUT}\")
+    \"${CMAKE_SOURCE_DIR}/python/gpudoctor/__init__.py\"
+    \"${CMAKE_SOURCE_DIR}/python/gpudoctor/__main__.py\" \"${GD_PYMOD_LAYOUT}\")
 " COMPONENT libgpudoctor)
 
 # Tests. Sanitized builds skip them: a shared library built with ASan

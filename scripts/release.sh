@@ -34,6 +34,16 @@ case $arch in
   aarch64)
     preset=release-aarch64
     bash scripts/cross-deps.sh >/dev/null
+    # The man pages and completions come from an x86_64 build's own run
+    # (cmake/packaging.cmake): the test or release preset's.
+    host_docs=""
+    for dir in build build-release; do
+      [ -f "$dir/cli-docs/man/gpudoctor.1" ] && host_docs=$PWD/$dir/cli-docs && break
+    done
+    [ -n "$host_docs" ] || {
+      echo "release.sh: build for x86_64 first (bash scripts/release.sh): its man pages go into the aarch64 packages" >&2
+      exit 1
+    }
     strip=aarch64-linux-gnu-strip objcopy=aarch64-linux-gnu-objcopy
     run="qemu-aarch64-static -L /usr/aarch64-linux-gnu"
     ;;
@@ -47,6 +57,7 @@ if [ -z "$build" ]; then
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
+  [ "$arch" = aarch64 ] && launcher+=(-DGD_HOST_CLI_DOCS="$host_docs")
   cmake --preset "$preset" "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target gpudoctor gpudoctor-serve gpudoctor_shared

@@ -18,6 +18,23 @@ stage() {
 }
 bash scripts/deps.sh --test
 jobs=$(nproc)
+# Downloads that wait on the network, not the CPU, start now and run beside
+# the builds: the Debian 11, 12 and 13 chroots the release artifacts are
+# tried in, and what the aarch64 cross build needs (its compiler, Debian's
+# arm64 libraries, Debian 11's arm64 glibc). Each is waited for where used.
+mkdir -p build-logs
+(for suite in bullseye bookworm trixie; do bash tests/packages/chroot.sh "$suite"; done) \
+  >build-logs/chroots.log 2>&1 &
+chroots_pid=$!
+(bash scripts/cross-deps.sh && bash scripts/sysroot.sh aarch64) >build-logs/cross.log 2>&1 &
+cross_pid=$!
+# waits for one of them, printing its log if it failed.
+wait_for() {
+  wait "$1" || { cat "$2"; echo "test.sh: $2 failed" >&2; exit 1; }
+}
+
+stage "Debian 11's glibc for the release link (scripts/sysroot.sh)"
+bash scripts/sysroot.sh x86_64
 
 stage "format check (clang-format, .clang-format)"
 mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc' 'fuzz/*.h' \
@@ -26,7 +43,8 @@ clang-format --dry-run --Werror "${files[@]}"
 
 stage "build (warnings are errors) and test"
 # The configurations are CMakePresets.json's: "test" (gcc, -O2 with line
-# tables) here, "sanitize" (clang) below.
+# tables; also the release build, so what ships is what the tests ran) here,
+# "sanitize" (clang) below.
 cmake --preset test >/dev/null
 cmake --build build -j "$jobs"
 # clang-tidy needs only the compile commands, and parses every file again:
@@ -37,6 +55,9 @@ nice -n 19 bash scripts/tidy.sh build >build/tidy.out 2>&1 &
 tidy_pid=$!
 ctest --test-dir build --output-on-failure -j "$jobs"
 
+stage "release binaries (x86_64): stripped, glibc only, floor, smoke runs"
+bash scripts/release.sh --build-dir build
+
 stage "Debian packages: cpack, install, use, remove"
 bash tests/packages/deb_test.sh build
 # Installs the .deb the deb test left in build/packages/, and purges it.
@@ -46,8 +67,25 @@ bash tests/deploy/ansible_test.sh build
 # "neither found" check needs a machine without an installed libgpudoctor.
 stage "Python wheel: build, install into a fresh venv, use"
 bash tests/packages/wheel_test.sh build
-stage "container image: build, inspect, run (podman, else chroot)"
+stage "release packages (x86_64): tarball, .rpm, .deb in a Debian 12 chroot"
+# After deb_test.sh, which empties build/packages.
+bash scripts/package.sh build
+bash tests/packages/tarball_test.sh build
+bash tests/packages/rpm_test.sh build
+wait_for "$chroots_pid" build-logs/chroots.log
+bash tests/packages/deb_chroot_test.sh build bookworm
+stage "container image from the release tarball: build, inspect, run (podman, else chroot)"
 bash tests/deploy/container_test.sh build
+stage "release binaries and the manylinux wheel in Debian 11, 12 and 13 chroots"
+bash scripts/wheel.sh build/dist build/wheel
+bash tests/packages/chroot_test.sh build/dist build/wheel/gpudoctor-*-manylinux_*.whl
+
+stage "aarch64: cross-built release binaries, run under qemu; their packages"
+wait_for "$cross_pid" build-logs/cross.log
+bash scripts/release.sh --arch aarch64
+bash scripts/package.sh build-aarch64
+bash tests/packages/tarball_test.sh build-aarch64
+bash tests/packages/rpm_test.sh build-aarch64
 
 # clang, so a second compiler's warnings are errors too; the same build holds
 # the fuzz targets that .ci/run then runs (scripts/fuzz.sh).

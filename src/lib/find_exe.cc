@@ -56,10 +56,12 @@ Result<std::string> find_gpudoctor_exe() {
   std::string tried;
   std::string lib_dir = this_library_dir();
   if (!lib_dir.empty()) {
-    // <prefix>/lib/libgpudoctor.so.0 -> <prefix>/bin/gpudoctor; then the
-    // build tree, where both sit in the same directory.
+    // Beside the library first: the build tree and the wheel, which bundles
+    // both in its package (where <dir>/../bin/gpudoctor of `pip install
+    // --target` is pip's Python script, not the binary); then
+    // <prefix>/lib/libgpudoctor.so.0 -> <prefix>/bin/gpudoctor.
     for (const std::string& candidate :
-         {lib_dir + "/" GD_LIBDIR_TO_BINDIR "/gpudoctor", lib_dir + "/gpudoctor"}) {
+         {lib_dir + "/gpudoctor", lib_dir + "/" GD_LIBDIR_TO_BINDIR "/gpudoctor"}) {
       if (is_executable_file(candidate)) return candidate;
       tried += candidate + ", ";
     }

@@ -14,8 +14,12 @@
 namespace gd {
 namespace {
 
-// OpenSSL 3's ABI (Debian's libssl3); 1.1 differs in SSL_CTX_set_options.
-constexpr char kLibSsl[] = "libssl.so.3";
+// OpenSSL 3 (Debian 12, Ubuntu 22.04, RHEL 9), else 1.1 (Debian 11,
+// Ubuntu 20.04), both on the systems the release binaries run on
+// (docs/install.md). Every function below has the same signature in both,
+// and the SSL_CTRL_, SSL_VERIFY_ and SSL_ERROR_ values used are the same;
+// the one whose ABI changed, SSL_CTX_set_options, is not called.
+constexpr const char* kLibSsl[] = {"libssl.so.3", "libssl.so.1.1"};
 
 // ERR_clear_error is libcrypto's, found through libssl's dependencies.
 #define GD_SSL_FUNCTIONS(X)             \
@@ -49,11 +53,18 @@ struct OpenSsl {
 const OpenSsl& openssl() {
   static const OpenSsl lib = [] {
     OpenSsl table;
-    const char* lib_name = kLibSsl;
+    const char* lib_name = nullptr;
+    void* handle = nullptr;
     std::string why;
-    void* handle = dl_open(lib_name, &why);
+    for (const char* name : kLibSsl) {
+      std::string this_why;
+      lib_name = name;
+      handle = dl_open(name, &this_why);
+      if (handle != nullptr) break;
+      why += (why.empty() ? "" : "; ") + this_why;
+    }
     if (handle == nullptr) {
-      table.error = std::string("TLS needs OpenSSL 3 (") + lib_name + ", Debian's libssl3): " + why;
+      table.error = "TLS needs OpenSSL 3 or 1.1 (libssl.so.3 or libssl.so.1.1): " + why;
       return table;
     }
     GD_SSL_FUNCTIONS(GD_DL_RESOLVE)

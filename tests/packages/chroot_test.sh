@@ -11,7 +11,8 @@
 # as researcher: --version; check --from the demo snapshot (exit 2, the
 # address-space limit); explain of PyTorch's real out-of-memory traceback;
 # logs --from a kernel log with Xids (decoded); serve --from the snapshot on
-# a free loopback port, scraped with the chroot's curl. Then as researcher
+# a free loopback port, scraped with the chroot's curl; as root, the same
+# over TLS with the system's own OpenSSL (1.1 or 3). Then as researcher
 # the wheel: pip install --no-index into a fresh venv, its gpudoctor command,
 # python -m gpudoctor, preflight() and cuda_available() with no driver, and
 # the one-line refusal when the system glibc is below the wheel's.
@@ -100,6 +101,26 @@ serve() {
   server=""
 }
 
+# serve_tls SUITE: serve --from over TLS (a web config with a certificate
+# made here), scraped with the chroot's curl; the libssl the exporter loaded
+# must be the system's own: libssl.so.1.1 on Debian 11, libssl.so.3 after.
+serve_tls() {
+  local suite=$1 port want_ssl=$2
+  port=$(free_port)
+  chroot "$dir" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root \
+    "$in/bin/gpudoctor" serve --from "$in/data/snapshot.json" --no-history \
+    --web-config "$in/data/web.yml" --listen "127.0.0.1:$port" >"$tmp/serve-tls.log" 2>&1 &
+  server=$!
+  step "$suite" root "serve --web-config (TLS), curl https /metrics" 0 '^gpudoctor_[a-z_]+(\{|\s)' \
+    "for i in \$(seq 50); do curl -sfk https://127.0.0.1:$port/metrics && exit 0; sleep 0.2; done; exit 7" ||
+    sed 's/^/    serve: /' "$tmp/serve-tls.log" >&2
+  step "$suite" root "the exporter loaded the system's $want_ssl" 0 "$want_ssl" \
+    "grep -o 'libssl[.]so[.][0-9.]*' /proc/$server/maps | sort -u"
+  kill "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+  server=""
+}
+
 # The wheel's Python: no driver, no GPU, no /sys in the chroot.
 preflight_py=$(cat <<'EOF'
 import os, sys
@@ -150,6 +171,10 @@ for suite in $suites; do
   cp "$kernlog" "$tmp/data/dmesg.log"
   cp "$wheel" "$tmp/data/"
   printf '%s\n' "$preflight_py" >"$tmp/data/preflight.py"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
+    -keyout "$tmp/data/key.pem" -out "$tmp/data/cert.pem" 2>/dev/null
+  printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' \
+    "$in/data/cert.pem" "$in/data/key.pem" >"$tmp/data/web.yml"
   printf '%s\n' "$cuda_py" >"$tmp/data/cuda.py"
   chown 1000:1000 "$tmp/home"
   if ! mountpoint -q "$dir/proc"; then
@@ -169,6 +194,11 @@ for suite in $suites; do
       "$g logs --from $in/data/dmesg.log"
     serve "$suite" $who
   done
+  # curl brings the suite's OpenSSL: 1.1 in Debian 11, 3 in 12 and 13.
+  case $suite in
+    bullseye) serve_tls "$suite" 'libssl\.so\.1\.1' ;;
+    *) serve_tls "$suite" 'libssl\.so\.3' ;;
+  esac
 
   v=$home/v
   whl=$in/data/${wheel##*/}

@@ -39,6 +39,12 @@ for bin in gpudoctor gpudoctor-serve libgpudoctor.so.0; do
   top=$(objdump -T "$f" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
   [ "$(printf '%s\n%s\n' "$top" "$floor" | sort -V | tail -1)" = "$floor" ] ||
     fail "$bin needs GLIBC_$top, above the floor $floor"
+  # And what the loader maps for it here, dependencies of dependencies too.
+  if [ "$arch" = "$(uname -m)" ]; then
+    loaded=$(ldd "$f" | awk '{print $1}' | sed 's|.*/||')
+    others=$(grep -Ev "$glibc" <<<"$loaded" || true)
+    [ -z "$others" ] || fail "ldd $bin lists more than glibc: $(tr '\n' ' ' <<<"$others")"
+  fi
   echo "release_check: $arch $bin needs $(tr '\n' ' ' <<<"$needed")(highest GLIBC_$top, floor $floor)"
 done
 gd() { "${run[@]}" "$dir/gpudoctor" "$@"; }

@@ -77,10 +77,17 @@ for rpmfile in "$gd_rpm" "$lib_rpm"; do
 done
 grep -qxF "gpudoctor = $version" <<<"$(rpm -qpR "$lib_rpm")" || fail "libgpudoctor.rpm does not require gpudoctor = $version"
 
+# Another architecture's binaries run under qemu-user where it is here
+# (aarch64: qemu-aarch64-static, with the cross compiler's glibc).
 host_arch=$(uname -m)
+run=()
 if [ "$arch" != "$host_arch" ]; then
-  echo "rpm_test: ok (read only: $arch packages on a $host_arch machine)"
-  exit 0
+  if [ "$arch" = aarch64 ] && command -v qemu-aarch64-static >/dev/null && [ -d /usr/aarch64-linux-gnu ]; then
+    run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
+  else
+    echo "rpm_test: ok (read only: $arch packages on a $host_arch machine)"
+    exit 0
+  fi
 fi
 
 # --- installed and run -------------------------------------------------------
@@ -102,9 +109,9 @@ for bin in "$gd" "$root/usr/bin/gpudoctor-serve" "$(ls "$root"/usr/lib/libgpudoc
   sections=$(readelf -S -W "$bin")
   grep -qE '\.symtab|\.debug_info' <<<"$sections" && fail "$bin is not stripped"
 done
-grep -q "^gpudoctor $version" <<<"$("$gd" --version)" || fail "$gd --version: $("$gd" --version 2>&1)"
+grep -q "^gpudoctor $version" <<<"$("${run[@]}" "$gd" --version)" || fail "$gd --version: $("${run[@]}" "$gd" --version 2>&1)"
 set +e
-out=$("$gd" check --from "$src/tests/snapshots/ws-4x4090-ulimit.json" 2>&1)
+out=$("${run[@]}" "$gd" check --from "$src/tests/snapshots/ws-4x4090-ulimit.json" 2>&1)
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "check --from the demo snapshot exited $rc, not 2: $out"

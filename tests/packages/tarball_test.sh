@@ -55,10 +55,13 @@ if command -v pkg-config >/dev/null; then
   libs=$(PKG_CONFIG_PATH=$tree/lib/pkgconfig pkg-config --libs gpudoctor)
   [ -f "$(sed 's/^-L\([^ ]*\) .*/\1/' <<<"$libs")/libgpudoctor.so" ] || fail "pkg-config --libs gpudoctor gives '$libs'"
 fi
-if [ "$arch" = "$(uname -m)" ]; then
-  grep -q "^gpudoctor $version" <<<"$("$tree/bin/gpudoctor" --version)" || fail "gpudoctor --version"
+# Another architecture's binaries run under qemu-user where it is here.
+run=()
+[ "$arch" = aarch64 ] && [ "$(uname -m)" != aarch64 ] && run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
+if [ "$arch" = "$(uname -m)" ] || command -v "${run[0]:-true}" >/dev/null; then
+  grep -q "^gpudoctor $version" <<<"$("${run[@]}" "$tree/bin/gpudoctor" --version)" || fail "gpudoctor --version"
   set +e
-  out=$("$tree/bin/gpudoctor" check --from "$tree/share/doc/gpudoctor/examples/ws-4x4090-ulimit.json" 2>&1)
+  out=$("${run[@]}" "$tree/bin/gpudoctor" check --from "$tree/share/doc/gpudoctor/examples/ws-4x4090-ulimit.json" 2>&1)
   rc=$?
   set -e
   [ "$rc" -eq 2 ] && grep -q "memory.address-space-limit" <<<"$out" || fail "check --from the demo exited $rc: $out"
