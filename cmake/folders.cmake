@@ -26,7 +26,7 @@ endfunction()
 add_compile_definitions(GD_VERSION="${PROJECT_VERSION}")
 
 gd_folder(util LIBS nlohmann_json::nlohmann_json ${GD_LIB_FMT} Threads::Threads ${CMAKE_DL_LIBS}
-  EXCLUDE glibc_floor_symbols.cc)  # only in the release link (cmake/release.cmake)
+  EXCLUDE glibc_floor_symbols.cc fmt_library.cc)  # the release build's own (cmake/release.cmake)
 gd_folder(snapshot DEPS util)
 gd_folder(catalog DEPS util)
 gd_folder(config DEPS util LIBS ${GD_LIB_TOML})

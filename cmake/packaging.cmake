@@ -140,7 +140,7 @@ set(CPACK_DEBIAN_GPUDOCTOR_PACKAGE_NAME gpudoctor)
 set(CPACK_DEBIAN_GPUDOCTOR_PACKAGE_SECTION utils)
 # Loaded with dlopen only when asked (the exporter's TLS, the journal), so
 # dpkg-shlibdeps cannot see them; Debian installs Recommends by default.
-set(CPACK_DEBIAN_GPUDOCTOR_PACKAGE_RECOMMENDS "libssl3, libsystemd0")
+set(CPACK_DEBIAN_GPUDOCTOR_PACKAGE_RECOMMENDS "libssl3 | libssl1.1, libsystemd0")
 set(CPACK_COMPONENT_GPUDOCTOR_DESCRIPTION
   "gpudoctor names the root cause when CUDA will not start on a Linux machine with NVIDIA GPUs,\n with its evidence and the exact fix; exports GPU health to Prometheus (gpudoctor serve).")
 set(CPACK_DEBIAN_LIBGPUDOCTOR_PACKAGE_NAME libgpudoctor)

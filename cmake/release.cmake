@@ -1,7 +1,7 @@
 # The release build (GD_RELEASE, CMakePresets.json "release",
 # scripts/release.sh): every third-party library inside the binary, so it
 # needs nothing but glibc on the machine it runs on (docs/install.md).
-#  - fmt and toml++ in their header-only forms;
+#  - fmt compiled once (util/fmt_library.cc), toml++ header-only;
 #  - vectorscan, SQLite, yaml-cpp and libcrypt from their static archives
 #    (Debian's -dev packages ship each .a);
 #  - libstdc++ and libgcc linked statically.
@@ -15,7 +15,13 @@ function(gd_static_library target archive)
   target_link_libraries(${target} INTERFACE ${GD_${target}_ARCHIVE} ${ARGN})
 endfunction()
 
-set(GD_LIB_FMT fmt::fmt-header-only)
+# fmt: its headers, and its compiled part built once (util/fmt_library.cc)
+# rather than in every file, as header-only mode would.
+get_target_property(GD_FMT_INCLUDE fmt::fmt-header-only INTERFACE_INCLUDE_DIRECTORIES)
+add_library(gd_fmt STATIC src/util/fmt_library.cc)
+target_include_directories(gd_fmt SYSTEM PUBLIC ${GD_FMT_INCLUDE})
+set_target_properties(gd_fmt PROPERTIES POSITION_INDEPENDENT_CODE ON)  # into libgpudoctor.so too
+set(GD_LIB_FMT gd_fmt)
 
 add_library(gd_toml_header_only INTERFACE)
 target_include_directories(gd_toml_header_only INTERFACE ${TOMLPP_INCLUDE_DIRS})
