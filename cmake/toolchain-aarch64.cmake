@@ -21,6 +21,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# Debian's multiarch headers (openssl/opensslconf.h) sit in
+# usr/include/aarch64-linux-gnu, where the cross compiler does not look.
+set(CMAKE_C_FLAGS_INIT "-isystem ${GD_CROSS_DEPS}/usr/include/aarch64-linux-gnu")
+set(CMAKE_CXX_FLAGS_INIT "-isystem ${GD_CROSS_DEPS}/usr/include/aarch64-linux-gnu")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} ${GD_CROSS_DEPS})
 set(ENV{PKG_CONFIG_LIBDIR}
   ${GD_CROSS_DEPS}/usr/lib/aarch64-linux-gnu/pkgconfig:${GD_CROSS_DEPS}/usr/share/pkgconfig)

@@ -92,6 +92,8 @@ grep -E '^(release|release_check):' build-logs/aarch64.log
 bash scripts/package.sh build-aarch64
 bash tests/packages/tarball_test.sh build-aarch64
 bash tests/packages/rpm_test.sh build-aarch64
+bash tests/packages/deb_chroot_test.sh build-aarch64
+bash scripts/wheel.sh build-aarch64/dist build-aarch64/wheel
 
 # clang, so a second compiler's warnings are errors too; the same build holds
 # the fuzz targets that .ci/run then runs (scripts/fuzz.sh).

@@ -22,10 +22,6 @@ fail() { echo "deb_chroot_test: FAIL ($suite): $*" >&2; exit 1; }
 grep -q '^GD_RELEASE:BOOL=ON' "$build/CMakeCache.txt" || fail "$build is not a release build (GD_RELEASE=ON)"
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 arch=$(sed -n 's/^set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
-if [ "$arch" != "$(dpkg --print-architecture)" ]; then
-  echo "deb_chroot_test: skipped ($arch packages do not run on $(dpkg --print-architecture))"
-  exit 0
-fi
 
 rm -f "$build"/packages/*.deb
 (cd "$build" && cpack -G DEB) >"$build/cpack-DEB.log" 2>&1 || {
@@ -36,6 +32,10 @@ debs=("$build/packages/gpudoctor_${version}_$arch.deb" "$build/packages/libgpudo
 for deb in "${debs[@]}"; do [ -f "$deb" ] || fail "no $deb: $(ls "$build/packages")"; done
 depends=$(dpkg-deb -f "${debs[0]}" Depends)
 grep -qE '^libc6 \(>= [0-9.]+\)$' <<<"$depends" || fail "gpudoctor depends on '$depends', not libc6 alone"
+if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+  echo "deb_chroot_test: $arch packages depend on '$depends' alone; not installed ($arch packages do not run on $(dpkg --print-architecture))"
+  exit 0
+fi
 
 cached=$(bash "$src/tests/packages/chroot.sh" "$suite" | tail -1)
 [ -f "$cached/.ready" ] || fail "no chroot at '$cached' (tests/packages/chroot.sh $suite)"

@@ -80,8 +80,9 @@ grep -qxF "gpudoctor = $version" <<<"$(rpm -qpR "$lib_rpm")" || fail "libgpudoct
 # Another architecture's binaries run under qemu-user where it is here
 # (aarch64: qemu-aarch64-static, with the cross compiler's glibc).
 host_arch=$(uname -m)
-run=()
+run=() other_arch=()
 if [ "$arch" != "$host_arch" ]; then
+  other_arch=(--ignorearch)
   if [ "$arch" = aarch64 ] && command -v qemu-aarch64-static >/dev/null && [ -d /usr/aarch64-linux-gnu ]; then
     run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
   else
@@ -102,7 +103,7 @@ root=$tmp/root
 mkdir "$root"
 rpm_in() { rpm --root "$root" --dbpath /var/lib/rpm "$@" 2>>"$tmp/rpm.log"; }
 rpm_in --initdb || fail "rpm --initdb: $(cat "$tmp/rpm.log")"
-rpm_in --nodeps -i "$gd_rpm" "$lib_rpm" || fail "rpm -i: $(cat "$tmp/rpm.log")"
+rpm_in --nodeps "${other_arch[@]}" -i "$gd_rpm" "$lib_rpm" || fail "rpm -i: $(cat "$tmp/rpm.log")"
 [ "$(rpm_in -q gpudoctor)" = "gpudoctor-$version-1.$arch" ] || fail "rpm -q gpudoctor after install"
 gd=$root/usr/bin/gpudoctor
 for bin in "$gd" "$root/usr/bin/gpudoctor-serve" "$(ls "$root"/usr/lib/libgpudoctor.so* | head -1)"; do
