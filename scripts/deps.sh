@@ -34,6 +34,8 @@ test=(
   groff-base man-db zsh fish                   # the man pages and completions, tried
   dpkg-dev file                                # cpack's Debian packages (dpkg-shlibdeps)
   rpm                                          # cpack's RPM packages (rpmbuild), read back and installed (rpm)
+  debootstrap                                  # Debian 11, 12, 13 chroots the release artifacts are tried in
+  qemu-user-static                             # the aarch64 release binaries, run here (scripts/release.sh)
   python3-venv python3-pip python3-setuptools python3-wheel   # the Python wheel, built and installed offline
   podman runc umoci skopeo                     # the container image: build, inspect, run (deploy/container)
   ansible-core python3-apt                     # the Ansible role, played against localhost (apt module)
