@@ -108,25 +108,25 @@ std::string signal_name(int sig) {
   // Our own table, not sigabbrev_np: that is glibc 2.32, above the release
   // binaries' floor (docs/install.md). Linux numbers these alike on x86_64
   // and aarch64; the names are the macros'.
-#define GD_SIGNAL_NAME(name) \
-  case name:                 \
-    return #name;
-  switch (sig) {
-    GD_SIGNAL_NAME(SIGHUP)
-    GD_SIGNAL_NAME(SIGINT) GD_SIGNAL_NAME(SIGQUIT) GD_SIGNAL_NAME(SIGILL) GD_SIGNAL_NAME(SIGTRAP)
-        GD_SIGNAL_NAME(SIGABRT) GD_SIGNAL_NAME(SIGBUS) GD_SIGNAL_NAME(SIGFPE)
-            GD_SIGNAL_NAME(SIGKILL) GD_SIGNAL_NAME(SIGUSR1) GD_SIGNAL_NAME(SIGSEGV)
-                GD_SIGNAL_NAME(SIGUSR2) GD_SIGNAL_NAME(SIGPIPE) GD_SIGNAL_NAME(SIGALRM)
-                    GD_SIGNAL_NAME(SIGTERM) GD_SIGNAL_NAME(SIGSTKFLT) GD_SIGNAL_NAME(SIGCHLD)
-                        GD_SIGNAL_NAME(SIGCONT) GD_SIGNAL_NAME(SIGSTOP) GD_SIGNAL_NAME(SIGTSTP)
-                            GD_SIGNAL_NAME(SIGTTIN) GD_SIGNAL_NAME(SIGTTOU) GD_SIGNAL_NAME(SIGURG)
-                                GD_SIGNAL_NAME(SIGXCPU) GD_SIGNAL_NAME(SIGXFSZ)
-                                    GD_SIGNAL_NAME(SIGVTALRM) GD_SIGNAL_NAME(SIGPROF)
-                                        GD_SIGNAL_NAME(SIGWINCH) GD_SIGNAL_NAME(SIGIO)
-                                            GD_SIGNAL_NAME(SIGPWR) GD_SIGNAL_NAME(SIGSYS) default
-        : break;
+  struct Named {
+    int number;
+    const char* name;
+  };
+#define GD_SIGNAL(name) \
+  Named { name, #name }
+  static constexpr Named kSignals[] = {
+      GD_SIGNAL(SIGHUP),  GD_SIGNAL(SIGINT),    GD_SIGNAL(SIGQUIT), GD_SIGNAL(SIGILL),
+      GD_SIGNAL(SIGTRAP), GD_SIGNAL(SIGABRT),   GD_SIGNAL(SIGBUS),  GD_SIGNAL(SIGFPE),
+      GD_SIGNAL(SIGKILL), GD_SIGNAL(SIGUSR1),   GD_SIGNAL(SIGSEGV), GD_SIGNAL(SIGUSR2),
+      GD_SIGNAL(SIGPIPE), GD_SIGNAL(SIGALRM),   GD_SIGNAL(SIGTERM), GD_SIGNAL(SIGSTKFLT),
+      GD_SIGNAL(SIGCHLD), GD_SIGNAL(SIGCONT),   GD_SIGNAL(SIGSTOP), GD_SIGNAL(SIGTSTP),
+      GD_SIGNAL(SIGTTIN), GD_SIGNAL(SIGTTOU),   GD_SIGNAL(SIGURG),  GD_SIGNAL(SIGXCPU),
+      GD_SIGNAL(SIGXFSZ), GD_SIGNAL(SIGVTALRM), GD_SIGNAL(SIGPROF), GD_SIGNAL(SIGWINCH),
+      GD_SIGNAL(SIGIO),   GD_SIGNAL(SIGPWR),    GD_SIGNAL(SIGSYS)};
+#undef GD_SIGNAL
+  for (const Named& s : kSignals) {
+    if (s.number == sig) return s.name;
   }
-#undef GD_SIGNAL_NAME
   return "signal " + std::to_string(sig);
 }
 
