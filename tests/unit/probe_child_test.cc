@@ -295,5 +295,16 @@ TEST(HardwareIds, FormatsUuidBytes) {
   EXPECT_EQ(format_uuid(b), "GPU-1b9a0c7e-0d3f-4c1e-9a52-000000000041");
 }
 
+TEST(SignalName, NamesEachSignalByItsMacroAndANumberOtherwise) {
+  // Our own table since the release binaries run on glibc 2.31, which
+  // lacks sigabbrev_np.
+  EXPECT_EQ(signal_name(SIGSEGV), "SIGSEGV");
+  EXPECT_EQ(signal_name(SIGKILL), "SIGKILL");
+  EXPECT_EQ(signal_name(SIGSTKFLT), "SIGSTKFLT");
+  EXPECT_EQ(signal_name(SIGSYS), "SIGSYS");
+  EXPECT_EQ(signal_name(SIGRTMIN + 3), "signal " + std::to_string(SIGRTMIN + 3));
+  EXPECT_EQ(signal_name(0), "signal 0");
+}
+
 }  // namespace
 }  // namespace gd
