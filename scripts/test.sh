@@ -53,16 +53,17 @@ cmake --build build -j "$jobs"
 # without slowing them; its verdict is collected at the end.
 nice -n 19 bash scripts/tidy.sh build >build/tidy.out 2>&1 &
 tidy_pid=$!
+# The aarch64 release binaries compile from here on in the same way, on the
+# CPU the tests and the packaging stages below leave idle (they wait on
+# children, sockets, packaging tools, chroots and containers); they need
+# this build's man pages. Their checks run at the aarch64 stage.
+wait_for "$cross_pid" build-logs/cross.log
+nice -n 19 bash scripts/release.sh --arch aarch64 >build-logs/aarch64.log 2>&1 &
+aarch64_pid=$!
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 stage "release binaries (x86_64): stripped, glibc only, floor, smoke runs"
 bash scripts/release.sh --build-dir build
-# The aarch64 release binaries compile from here on in the background, a
-# little below the stages that follow, which mostly wait on packaging
-# tools, chroots and containers; their checks run at the aarch64 stage.
-wait_for "$cross_pid" build-logs/cross.log
-nice -n 5 bash scripts/release.sh --arch aarch64 >build-logs/aarch64.log 2>&1 &
-aarch64_pid=$!
 
 stage "Debian packages: cpack, install, use, remove"
 bash tests/packages/deb_test.sh build
