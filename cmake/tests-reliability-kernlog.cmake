@@ -13,4 +13,6 @@ set_tests_properties(reliability_kernlog PROPERTIES TIMEOUT 240)
 
 # The scanner's streaming fold against a plain fold, and its bounds
 # (tests/reliability/kernlog_fold_test.cc, in gpudoctor_tests).
-target_sources(gpudoctor_tests PRIVATE ${CMAKE_SOURCE_DIR}/tests/reliability/kernlog_fold_test.cc)
+if(GD_UNIT_TESTS)
+  target_sources(gpudoctor_tests PRIVATE ${CMAKE_SOURCE_DIR}/tests/reliability/kernlog_fold_test.cc)
+endif()
