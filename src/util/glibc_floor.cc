@@ -18,6 +18,12 @@ struct Search {
   bool found;
 };
 
+// The loader gives addresses as integers (dlpi_addr + p_vaddr); the
+// struct _dl_find_object fills wants pointers.
+void* as_pointer(uintptr_t address) {
+  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr): see above
+}
+
 // dl_iterate_phdr's callback: the object whose PT_LOAD segments hold pc.
 // Its map spans from the lowest segment's start to the highest one's end,
 // as glibc's own _dl_find_object reports it (its start page-aligned, as
@@ -27,7 +33,7 @@ int match_object(dl_phdr_info* info, size_t /*size*/, void* data) {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   bool holds_pc = false;
   uintptr_t start = UINTPTR_MAX, end = 0;
-  const void* eh_frame = nullptr;
+  uintptr_t eh_frame = 0;
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     uintptr_t seg = info->dlpi_addr + ph.p_vaddr;
@@ -37,16 +43,16 @@ int match_object(dl_phdr_info* info, size_t /*size*/, void* data) {
       if (page_start < start) start = page_start;
       if (seg + ph.p_memsz > end) end = seg + ph.p_memsz;
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
-      eh_frame = reinterpret_cast<const void*>(seg);
+      eh_frame = seg;
     }
   }
   if (!holds_pc) return 0;
   std::memset(s->out, 0, sizeof *s->out);
-  s->out->dlfo_map_start = reinterpret_cast<void*>(start);
-  s->out->dlfo_map_end = reinterpret_cast<void*>(end);
+  s->out->dlfo_map_start = as_pointer(start);
+  s->out->dlfo_map_end = as_pointer(end);
   // libgcc reads only the frame (unwind-dw2-fde-dip.c); the link map, which
   // only the loader could give without its lock, stays null.
-  s->out->dlfo_eh_frame = const_cast<void*>(eh_frame);
+  s->out->dlfo_eh_frame = eh_frame == 0 ? nullptr : as_pointer(eh_frame);
   s->found = true;
   return 1;
 }

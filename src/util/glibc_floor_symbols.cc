@@ -16,8 +16,11 @@
 extern "C" {
 
 // libgcc's unwinder, on every exception thrown (glibc 2.35).
-int _dl_find_object(void* pc, dl_find_object* result) noexcept {
-  return gd::find_object(pc, result);
+// The parameters carry glibc's own names: its declaration in <dlfcn.h>
+// is the one this defines.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): glibc's names, as declared
+int _dl_find_object(void* __address, dl_find_object* __result) noexcept {
+  return gd::find_object(__address, __result);
 }
 
 // libstdc++'s std::random_device and libcrypt's salts (glibc 2.36).
