@@ -28,6 +28,3 @@ set(CMAKE_CXX_FLAGS_INIT "-isystem ${GD_CROSS_DEPS}/usr/include/aarch64-linux-gn
 set(ENV{PKG_CONFIG_SYSROOT_DIR} ${GD_CROSS_DEPS})
 set(ENV{PKG_CONFIG_LIBDIR}
   ${GD_CROSS_DEPS}/usr/lib/aarch64-linux-gnu/pkgconfig:${GD_CROSS_DEPS}/usr/share/pkgconfig)
-# The arm64 binaries run here under qemu-user (the smoke tests,
-# tests/packages/release_check.sh), with the cross compiler's glibc.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L /usr/aarch64-linux-gnu)
