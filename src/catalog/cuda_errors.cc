@@ -280,6 +280,8 @@ bool cuda_start_error(int code) {
   return std::find(std::begin(kStartCodes), std::end(kStartCodes), code) != std::end(kStartCodes);
 }
 
+const std::vector<CudaErrorInfo>& cuda_errors() { return kCudaErrors; }
+
 const CudaErrorInfo* find_cuda_error(int code) {
   for (const auto& e : kCudaErrors) {
     if (e.code == code) return &e;

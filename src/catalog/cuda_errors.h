@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gd {
 
@@ -16,6 +17,8 @@ struct CudaErrorInfo {
 };
 
 const CudaErrorInfo* find_cuda_error(int code);  // nullptr if unknown
+// Every row, in code order.
+const std::vector<CudaErrorInfo>& cuda_errors();
 // A code that says CUDA did not start (out of memory at init, no device,
 // system not ready, ...), not one from a program already running.
 bool cuda_start_error(int code);

@@ -126,6 +126,17 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"ecc.uncorrectable",            "uncorrectable ECC errors",                                   86, false, {"memory.test-failed"}},
       {"ecc.rows-pending",             "row remapping pending",                                      87, false},
       {"kernel-log.unreadable",        "the kernel log cannot be read",                              90, false},
+      // Named by explain from a text alone (explain/rules.cc): causes no
+      // check on the machine decides, and the text's own unattributed error.
+      {"k8s.device-plugin",            "the NVIDIA device plugin advertises no GPU on the node",     10, false},
+      {"driver.libraries-missing",     "the driver's user-space libraries are missing or not in the loader cache", 15, false},
+      {"gpu.error-state",              "nvidia-smi cannot read a GPU (ERR!)",                        38, false},
+      {"memory.own-process-oom",       "the program's own allocations filled the GPU",               64, false},
+      {"nccl.peer-failed",             "a peer rank or the network failed an NCCL collective",       65, false},
+      {"nccl.failed",                  "an NCCL call failed on a CUDA or system call",               66, false},
+      {"program.kernel-fault",         "a GPU kernel of the program faulted",                        67, false},
+      {"program.api-error",            "a CUDA, NVML or NCCL call failed for the program's own reason", 68, false},
+      {"explain.unattributed",         "the text shows an error explain cannot attribute",           99, true},
       // gpudoctor diag (issue 6): what the active tests measured. An
       // incomplete run is a symptom of whatever stopped the GPU.
       {"diag.incomplete",              "the active diagnostics did not run to the end",              63, true},

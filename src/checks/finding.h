@@ -51,6 +51,10 @@ struct Finding {
   // explain: what decided this finding's place in the ranking ("confirmed by
   // check ...", "possible cause of CUDA error 999, ..."); "" elsewhere.
   std::string ranked_by;
+  // explain: the table rows that put it in the ranking ("cuda:999",
+  // "phrase:<case id>", "check:uvm"), for tests/cases/eval.py's per-rule
+  // accounting; empty elsewhere.
+  std::vector<std::string> signals;
   // One short line for a scheduler's reason field (Slurm's Reason=, a
   // taint), where the id and GPUs do not say enough ("orphan pid 1234 (slurm
   // job 4711 ended) holds 70.0 GiB on GPU 0000:41:00.0"); "" = id and GPUs.
@@ -67,6 +71,9 @@ struct Report {
   // report so that a silence is visible wherever the report goes.
   std::vector<std::string> only;
   std::vector<std::string> skip;
+  // explain: the text shows an error no finding attributes; the verdict is
+  // "unknown" (exit 3), whatever the findings' severities say.
+  bool undecided = false;
 };
 
 // Monitoring-plugin exit code for a verdict: 0 ok (or info), 1 warn, 2 fail.

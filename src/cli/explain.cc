@@ -93,7 +93,7 @@ int run_explain(const ExplainArgs& args) {
     out = escape_controls(out);  // the pasted lines are quoted as evidence
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
-  if (!understood) return kExitInternal;
+  if (!understood || report.undecided) return kExitInternal;
   return exit_code_for(report.verdict);
 }
 

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <optional>
 
 #include "catalog/findings.h"
 #include "checks/runner.h"
+#include "checks/util.h"
 #include "explain/parse.h"
+#include "explain/ranking.h"
 #include "explain/suspects.h"
 #include "kernlog/scanner.h"
 #include "util/ascii.h"
@@ -90,6 +93,7 @@ Snapshot snapshot_from_text(std::string_view raw) {
       parse_cuda_line(line, lowered, line_no, &p);
     }
     parse_hint_line(line, lowered, line_no, &p);
+    parse_error_line(line, lowered, line_no, &p);
     parse_phrase_line(line, lowered, line_no, &p);
   }
 
@@ -158,6 +162,41 @@ bool only_warned_of_no_driver(const Snapshot& s) {
   return any;
 }
 
+// The text shows an error, and no cause (confirmed or possible) came of
+// it: the answer is "unknown", with the error lines and what to run next,
+// never "ok". nullopt when a cause was named or the text shows no error.
+std::optional<Finding> unattributed(const Snapshot& s, const std::vector<Finding>& ranked) {
+  if (std::any_of(ranked.begin(), ranked.end(), [](const Finding& f) {
+        return is_cause(f) || (f.check == "explain" && f.severity == Severity::kWarn);
+      })) {
+    return std::nullopt;
+  }
+  std::vector<std::string> lines;
+  for (const auto& r : s.reported) {
+    if (r.kind == "error-line" && lines.size() < 5) lines.push_back(line_ref(r));
+  }
+  if (lines.empty()) return std::nullopt;
+  Finding f;
+  f.id = "explain.unattributed";
+  f.severity = Severity::kWarn;
+  f.summary =
+      "The text shows an error whose cause the text alone does not decide: the verdict is "
+      "unknown, not ok.";
+  f.evidence = std::move(lines);
+  f.remedy = {
+      "gpudoctor check   # on the machine that printed it: reads the driver, device nodes, GPUs "
+      "and "
+      "limits the text does not show",
+      "sudo dmesg | grep -i -e nvrm -e xid   # the driver's side of the failure (or: gpudoctor "
+      "logs)",
+      "gpudoctor explain error.txt   # with the program's whole error output, not only its last "
+      "line"};
+  f.check = "explain";
+  f.ranked_by = "no rule attributes the error lines; the next step is the machine's own check";
+  f.signals = {"error-line"};
+  return f;
+}
+
 }  // namespace
 
 Report explain_snapshot(const Snapshot& s, const Config& c) {
@@ -190,6 +229,7 @@ Report explain_snapshot(const Snapshot& s, const Config& c) {
     if (is_cause(f)) {
       f.ranked_by = "confirmed: the " + f.check +
                     " check judged it from the text (confirmed causes first, in catalog rank)";
+      f.signals = {"check:" + f.check};
       causes.push_back(std::move(f));
     } else if (is_symptom(f)) {
       symptoms.push_back(std::move(f));
@@ -210,7 +250,17 @@ Report explain_snapshot(const Snapshot& s, const Config& c) {
   }
   for (auto& f : rest) r.findings.push_back(std::move(f));
   r.verdict = verdict_of(r.findings);
+  if (auto u = unattributed(s, r.findings)) {
+    r.findings.insert(r.findings.begin(), std::move(*u));
+    r.undecided = true;
+  }
   return r;
+}
+
+std::vector<std::string> explain_ids() {
+  std::vector<std::string> ids = rule_ids();
+  ids.emplace_back("explain.unattributed");
+  return ids;
 }
 
 }  // namespace gd

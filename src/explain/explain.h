@@ -3,7 +3,9 @@
 // fill -> the same checks -> a Report. One brain, not two.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "checks/check.h"
 #include "checks/finding.h"
@@ -19,5 +21,8 @@ Snapshot snapshot_from_text(std::string_view raw);
 // error codes point at but cannot decide ("possible", with what to run
 // next), and ranks causes before symptoms. report.snapshot points at s.
 Report explain_snapshot(const Snapshot& s, const Config& c);
+
+// Every id explain can name: its rules' candidates and explain.unattributed.
+std::vector<std::string> explain_ids();
 
 }  // namespace gd

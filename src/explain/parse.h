@@ -41,6 +41,8 @@ struct TextParse {
   // The previous line asked torch.cuda.is_available(); a REPL prints the
   // answer on the next one.
   bool asked_is_available = false;
+  // Lines recorded as "error-line" so far (parse_error_line bounds them).
+  int error_lines = 0;
 };
 
 // Adds a reported line (kind, code, text) with its line number.
@@ -65,6 +67,11 @@ bool parse_smi_query_line(std::string_view line, TextParse* p);
 bool parse_container_line(std::string_view line, std::string_view lowered, int line_no,
                           TextParse* p);
 bool parse_env_line(std::string_view line, int line_no, TextParse* p);
+// A line that shows an error of any kind ("error-line"), and the symptoms
+// with a family of causes: nvidia-smi's ERR! ("smi-err"), NCCL's watchdog
+// ("nccl-watchdog"), an OOM in which this process holds the GPU
+// ("oom-own-process").
+bool parse_error_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
 bool parse_hint_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
 // A line of the phrase table, reported as kind "phrase:<signal>".
 inline constexpr std::string_view kPhraseKindPrefix = "phrase:";

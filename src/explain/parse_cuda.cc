@@ -28,27 +28,27 @@
 #include <cstdlib>
 
 #include "catalog/cuda_errors.h"
+#include "explain/error_codes.h"
 #include "explain/parse.h"
 #include "util/substring_index.h"
 
 namespace gd {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
 // The number starting at `pos` (blanks, '(' , '=' and '#' skipped); -1 if none.
 int number_at(std::string_view s, size_t pos) {
-  while (pos < s.size() &&
-         (s[pos] == ' ' || s[pos] == '(' || s[pos] == '=' || s[pos] == '#' || s[pos] == ':')) {
+  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '(' || s[pos] == '=' || s[pos] == '#')) {
     ++pos;
   }
-  if (pos >= s.size() || !is_digit(s[pos])) return -1;
+  if (pos >= s.size() || s[pos] < '0' || s[pos] > '9') return -1;
   long v = 0;
-  while (pos < s.size() && is_digit(s[pos]) && v < 1000000) v = v * 10 + (s[pos++] - '0');
+  while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9' && v < 1000000)
+    v = v * 10 + (s[pos++] - '0');
   return static_cast<int>(v);
+}
+
+bool is_ident(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
 std::string_view ident_at(std::string_view s, size_t pos) {
@@ -80,38 +80,11 @@ void set_runtime_code(TextParse* p, int code, int driver_version = -1) {
   }
 }
 
-// The runtime string inside a message: "out of memory" from
-// "CUDA error: out of memory" (the message may end with '.' or more text).
-const CudaErrorInfo* runtime_string_in(std::string_view text) {
-  text = trim(text);
-  for (int i = 0; i < 3 && !text.empty(); ++i) {
-    if (const CudaErrorInfo* e = find_cuda_error_by_runtime_string(text)) return e;
-    while (!text.empty() && (text.back() == '.' || text.back() == '\'' || text.back() == '"')) {
-      text.remove_suffix(1);
-    }
-  }
-  // "out of memory (Triggered internally at ...)": cut at " (".
-  if (size_t cut = text.find(" ("); cut != std::string_view::npos) {
-    return find_cuda_error_by_runtime_string(trim(text.substr(0, cut)));
-  }
-  return nullptr;
-}
-
 struct Phrase {
   const char* lowered;
   int code;            // cudaError_t
   int driver_version;  // -1 unknown; 0: PyTorch saw no driver at all
 };
-
-// How programs print a CUDA code in a line about CUDA, besides "CUDA error
-// N" and PyTorch's "Error N:": "cuda runtime error (101) : invalid device
-// ordinal" (PyTorch 1.x), "THCudaCheck FAIL ... error=999 : unknown error",
-// "cudaGetDeviceCount returned 100", "err: 3", "init failure: 999",
-// "code=803", "status 2". The number counts only when it is a CUDA code
-// that says CUDA did not start (not one of after_start_code's).
-constexpr std::string_view kNumberForms[] = {"runtime error (", "error=", " returned ",
-                                             "err: ",           "err=",   "code=",
-                                             "init failure: ",  "status "};
 
 // PyTorch's own sentences for cudaGetDeviceCount results (facts §3 "Other
 // points"), and other wrappers' words for a code.
@@ -158,31 +131,32 @@ std::string missing_driver_symbol(std::string_view line, std::string_view lowere
   return {};
 }
 
+// A CUDA code the recognizer found: a driver API name is cuInit's answer,
+// anything else the runtime's; NCCL's CUDACHECK line is NCCL's report of it.
+void report_cuda_code(const CodeMention& m, std::string_view line, int line_no, TextParse* p) {
+  const CudaErrorInfo* e = find_cuda_error(m.code);
+  const bool driver_name = m.form == "name" && !m.as_printed.starts_with("cuda");
+  if (m.form == "cuda-failure") {
+    set_runtime_code(p, m.code);
+    std::string what =
+        e != nullptr && e->runtime_string != nullptr ? e->runtime_string : m.as_printed;
+    add_reported(p, "nccl", m.code, what, line, line_no);
+  } else if (driver_name) {
+    set_driver_code(p, m.code);
+    add_reported(p, "cuda-driver", m.code, m.as_printed, line, line_no);
+  } else {
+    set_runtime_code(p, m.code);
+    std::string what = m.form == "name" ? m.as_printed
+                       : e != nullptr && e->runtime_string != nullptr
+                           ? std::string(e->runtime_string)
+                           : "CUDA error " + std::to_string(m.code);
+    add_reported(p, "cuda-runtime", m.code, what, line, line_no);
+  }
+}
+
 }  // namespace
 
 bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
-  bool hit = false;
-  // CUDA_ERROR_* names: driver API.
-  for (size_t at = line.find("CUDA_ERROR_"); at != std::string_view::npos;
-       at = line.find("CUDA_ERROR_", at + 1)) {
-    std::string_view name = ident_at(line, at);
-    if (const CudaErrorInfo* e = find_cuda_error_by_name(name)) {
-      set_driver_code(p, e->code);
-      add_reported(p, "cuda-driver", e->code, std::string(name), line, line_no);
-      return true;
-    }
-  }
-  // cudaError* names: runtime API.
-  for (size_t at = line.find("cudaError"); at != std::string_view::npos;
-       at = line.find("cudaError", at + 1)) {
-    std::string_view name = ident_at(line, at);
-    if (name == "cudaError" || name == "cudaError_t") continue;
-    if (const CudaErrorInfo* e = find_cuda_error_by_name(name)) {
-      set_runtime_code(p, e->code);
-      add_reported(p, "cuda-runtime", e->code, std::string(name), line, line_no);
-      return true;
-    }
-  }
   if (icontains(lowered, "cannot re-initialize cuda in forked subprocess")) {
     add_reported(p, "fork-after-init", -1, "Cannot re-initialize CUDA in forked subprocess", line,
                  line_no);
@@ -190,8 +164,7 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
   }
   // PyTorch at start: "NVIDIA Tesla P100-PCIE-16GB with CUDA capability
   // sm_60 is not compatible with the current PyTorch installation."
-  if (size_t at = lowered.find("is not compatible with the current pytorch installation");
-      at != std::string_view::npos) {
+  if (icontains(lowered, "is not compatible with the current pytorch installation")) {
     add_reported(p, "arch-not-in-build", -1, "the GPU's CUDA capability is not in this build", line,
                  line_no);
     return true;
@@ -215,36 +188,6 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
   if (icontains(lowered, "transport/nvls.cc") && icontains(lowered, "cuda failure")) {
     add_reported(p, "nccl-nvls", -1, "NCCL's NVLS setup failed", line, line_no);
   }
-  // NCCL: "NCCL WARN Cuda failure 'out of memory'".
-  if (size_t at = lowered.find("cuda failure '");
-      at != std::string_view::npos && icontains(lowered, "nccl")) {
-    std::string_view rest = line.substr(at + 14);
-    std::string_view what = rest.substr(0, rest.find('\''));
-    const CudaErrorInfo* e = find_cuda_error_by_runtime_string(what);
-    int code = e != nullptr ? e->code : -1;
-    if (code > 0) set_runtime_code(p, code);
-    add_reported(p, "nccl", code, std::string(what), line, line_no);
-    return true;
-  }
-  if (icontains(lowered, "unhandled cuda error") && icontains(lowered, "nccl")) {
-    add_reported(p, "nccl", -1, "unhandled cuda error", line, line_no);
-    hit = true;
-  }
-  // PyTorch: "... Error 2: out of memory".
-  if (icontains(lowered, "cudagetdevicecount") || icontains(lowered, "cuda initialization")) {
-    for (size_t at = line.find("Error "); at != std::string_view::npos;
-         at = line.find("Error ", at + 1)) {
-      int code = number_at(line, at + 6);
-      size_t colon = line.find(':', at + 6);
-      if (code > 0 && colon != std::string_view::npos) {
-        set_runtime_code(p, code);
-        std::string_view text = trim(line.substr(colon + 1));
-        text = text.substr(0, text.find(" (Triggered"));
-        add_reported(p, "cuda-runtime", code, std::string(text), line, line_no);
-        return true;
-      }
-    }
-  }
   if (size_t at = lowered.find("the nvidia driver on your system is too old");
       at != std::string_view::npos) {
     int version = -1;
@@ -264,44 +207,16 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
       return true;
     }
   }
-  // "CUDA error: system not yet initialized"
-  if (size_t at = lowered.find("cuda error: "); at != std::string_view::npos) {
-    std::string_view rest = line.substr(at + 12);
-    if (const CudaErrorInfo* e = runtime_string_in(rest)) {
-      set_runtime_code(p, e->code);
-      add_reported(p, "cuda-runtime", e->code, e->runtime_string, line, line_no);
+  // Every other code, in any wrapper (explain/error_codes.h).
+  if (auto m = find_error_code(line, lowered)) {
+    if (m->space == CodeSpace::kCuda) {
+      report_cuda_code(*m, line, line_no, p);
       return true;
     }
-  }
-  // "CUDA error 999", "CUDA error (999)", "CUDA error code 999", "CUDA error = 999"
-  for (size_t at = lowered.find("cuda error"); at != std::string_view::npos;
-       at = lowered.find("cuda error", at + 1)) {
-    size_t pos = at + 10;
-    if (lowered.substr(pos, 5) == " code") pos += 5;
-    int code = number_at(line, pos);
-    if (code > 0) {
-      set_runtime_code(p, code);
-      add_reported(p, "cuda-runtime", code, "CUDA error " + std::to_string(code), line, line_no);
-      return true;
-    }
-  }
-  // A runtime error's own text in any wrapper, from the code table: "no
-  // CUDA-capable device is detected", "ggml_cuda_init: failed to initialize
-  // CUDA: system not yet initialized", "(error code system not yet
-  // initialized)!", "Error 804: forward compatibility was attempted ...".
-  if (const CudaErrorInfo* e = find_cuda_error_in_text(lowered)) {
-    set_runtime_code(p, e->code);
-    add_reported(p, "cuda-runtime", e->code, e->runtime_string, line, line_no);
-    return true;
-  }
-  if (icontains(lowered, "cuda")) {
-    for (std::string_view form : kNumberForms) {
-      size_t at = lowered.find(form);
-      if (at == std::string_view::npos) continue;
-      int code = number_at(line, at + form.size());
-      if (code <= 0 || after_start_code(code) || find_cuda_error(code) == nullptr) continue;
-      set_runtime_code(p, code);
-      add_reported(p, "cuda-runtime", code, cuda_runtime_error(code), line, line_no);
+    if (m->space == CodeSpace::kNccl) {
+      std::string what = m->as_printed;
+      if (const char* name = nccl_result_name(m->code)) what = name;
+      add_reported(p, "nccl-result", m->code, what, line, line_no);
       return true;
     }
   }
@@ -318,7 +233,7 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
     add_reported(p, "cuda-driver", -1, r.dlopen_error, line, line_no);
     return true;
   }
-  return hit;
+  return false;
 }
 
 }  // namespace gd

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "catalog/cuda_errors.h"
+#include "explain/error_codes.h"
 #include "explain/parse.h"
 #include "util/ascii.h"
 
@@ -316,45 +317,11 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
     add_reported(p, "nvml-no-devices", -1, "No devices were found", line, line_no);
     return true;
   }
-  for (size_t at = line.find("NVML_ERROR_"); at != std::string_view::npos;
-       at = line.find("NVML_ERROR_", at + 1)) {
-    size_t end = at;
-    while (end < line.size() && (line[end] == '_' || (line[end] >= 'A' && line[end] <= 'Z'))) {
-      ++end;
-    }
-    int rc = nvml_error_by_name(line.substr(at, end - at));
-    if (rc > 0) {
-      report_nvml_code(p, rc, std::string(line.substr(at, end - at)), line, line_no);
-      return true;
-    }
-  }
-  // pynvml raises one exception class per code, its name the code's in
-  // CamelCase: "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded" is
-  // NVML_ERROR_DRIVER_NOT_LOADED (9), looked up in the same table.
-  if (size_t at = line.find("NVMLError_"); at != std::string_view::npos) {
-    std::string name = "NVML_ERROR";
-    size_t end = at + 10;
-    for (; end < line.size() && std::isalnum(static_cast<unsigned char>(line[end])); ++end) {
-      const char c = line[end];
-      if (std::isupper(static_cast<unsigned char>(c)) || end == at + 10) name += '_';
-      name += ascii_upper(c);
-    }
-    int rc = nvml_error_by_name(name);
-    if (rc > 0) {
-      report_nvml_code(p, rc, std::string(line.substr(at, end - at)), line, line_no);
-      return true;
-    }
-  }
-  // The base class with pynvml's text for the code: "pynvml.nvml.NVMLError:
-  // RM has detected an NVML/RM version mismatch." (older pynvml, or a code
-  // it has no class for).
-  if (size_t at = line.find("NVMLError: "); at != std::string_view::npos) {
-    std::string_view what = trim(line.substr(at + 11));
-    int rc = nvml_error_by_string(what);
-    if (rc > 0) {
-      report_nvml_code(p, rc, std::string(what), line, line_no);
-      return true;
-    }
+  // NVML codes in any wrapper (explain/error_codes.h): NVML_ERROR_* names,
+  // pynvml's exception classes and texts.
+  if (auto m = find_error_code(line, lowered); m && m->space == CodeSpace::kNvml) {
+    report_nvml_code(p, m->code, m->as_printed, line, line_no);
+    return true;
   }
   // nvidia-smi -L
   if (lowered.starts_with("gpu ") && icontains(lowered, "(uuid: gpu-")) {

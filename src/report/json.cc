@@ -15,6 +15,7 @@ nlohmann::ordered_json finding_to_json(const Finding& f) {
                                {"check", f.check}};
   if (!f.follows_from.empty()) jf["follows_from"] = f.follows_from;
   if (!f.ranked_by.empty()) jf["ranked_by"] = f.ranked_by;
+  if (!f.signals.empty()) jf["signals"] = f.signals;
   if (!f.brief.empty()) jf["brief"] = f.brief;
   // Only where a check stated one, like follows_from: reports of checks that
   // compare nothing keep their v1 shape.
@@ -36,7 +37,7 @@ nlohmann::ordered_json finding_to_json(const Finding& f) {
 nlohmann::ordered_json report_to_json(const Report& r) {
   nlohmann::ordered_json j;
   j["schema"] = r.schema;
-  j["verdict"] = severity_name(r.verdict);
+  j["verdict"] = r.undecided ? "unknown" : severity_name(r.verdict);
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const auto& f : r.findings) findings.push_back(finding_to_json(f));
   j["findings"] = std::move(findings);

@@ -174,8 +174,8 @@ std::string render_text(const Report& r, const TextOptions& opt) {
   for (const Finding* f : passed) (f->severity == Severity::kOk ? ok : na)++;
   size_t problems = roots.size() + follows.size() + others.size();
   std::string verdict = fmt::format(
-      "Verdict: {} — {} problem{}{}, {} ok, {} not applicable{}\n", label(r.verdict), problems,
-      problems == 1 ? "" : "s",
+      "Verdict: {} — {} problem{}{}, {} ok, {} not applicable{}\n",
+      r.undecided ? "UNKNOWN" : label(r.verdict), problems, problems == 1 ? "" : "s",
       notes.empty() ? "" : fmt::format(", {} note{}", notes.size(), notes.size() == 1 ? "" : "s"),
       ok, na, opt.verbose || passed.empty() ? "" : " (--verbose lists them)");
   if (opt.quiet) return verdict;
