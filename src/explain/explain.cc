@@ -95,6 +95,7 @@ Snapshot snapshot_from_text(std::string_view raw) {
     parse_hint_line(line, lowered, line_no, &p);
     parse_error_line(line, lowered, line_no, &p);
     parse_phrase_line(line, lowered, line_no, &p);
+    parse_component_line(line, lowered, line_no, &p);
   }
 
   add_regression_lines(text, &p);

@@ -98,6 +98,12 @@ const std::vector<Help> kHelp = {
    "sudo ausearch -m avc -ts recent | grep nvidia; getenforce   # or `gpudoctor check`, which asks the kernel for each node"},
   {"nvml.init-failed", {"reinstall the driver's user-space part (nvidia-utils / libnvidia-compute of the loaded branch)"},
    "sudo dmesg | grep -i nvrm; `gpudoctor check`, which runs NVML in a child it can watch"},
+  {"cuda.arch-not-in-build", {"install a build of the program (PyTorch wheel, TensorFlow, the library) compiled for this GPU's compute capability, or build it with TORCH_CUDA_ARCH_LIST / -arch=sm_XY"},
+   "nvidia-smi --query-gpu=name,compute_cap --format=csv; python -c 'import torch; print(torch.cuda.get_arch_list())'"},
+  {"container.cdi-stale", {"sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml   # after every driver upgrade or GPU change"},
+   "nvidia-ctk cdi list; grep -c /dev/nvidia /etc/cdi/nvidia.yaml   # or `gpudoctor check`, which compares the spec with the machine"},
+  {"driver.module-missing-for-kernel", {"sudo dkms autoinstall   # or reinstall the driver package for the running kernel (linux-headers-$(uname -r) first)"},
+   "dkms status; ls /lib/modules/$(uname -r)/updates/dkms/   # or `gpudoctor check`"},
   // Ids explain names from a text alone (rules.cc's families, weights.cc).
   {"program.kernel-fault", {"compute-sanitizer python your_script.py   # names the kernel and the bad access; CUDA_LAUNCH_BLOCKING=1 makes the error point at the launch that faulted"},
    "sudo dmesg | grep -i xid   # Xid 13/31/43: the program's fault as the driver saw it; Xid 48/63/94/95: an ECC error; none: the program; or `gpudoctor logs`"},

@@ -76,6 +76,11 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
 // A line of the phrase table, reported as kind "phrase:<signal>".
 inline constexpr std::string_view kPhraseKindPrefix = "phrase:";
 bool parse_phrase_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p);
+// A component of the stack (catalog/components.h) named on a line that says
+// something failed, reported as kind "component:<key>".
+inline constexpr std::string_view kComponentKindPrefix = "component:";
+bool parse_component_line(std::string_view line, std::string_view lowered, int line_no,
+                          TextParse* p);
 // After the line parsers: when the text names a driver build with a known
 // regression (catalog/driver_regressions.h), its lines that show a
 // regression's words, as reported kind "regression-words", so the

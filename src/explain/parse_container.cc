@@ -38,7 +38,8 @@ bool parse_container_line(std::string_view line, std::string_view lowered, int l
   // Most lines hold none of these: one pass over the line rules them out.
   static const SubstringIndex kAny(
       {"compatibility mode is unavailable", "nvidia.com/gpu:", "unsupported cuda version",
-       "could not select device driver", "nvidia-container-cli", "nvidia-container-runtime"});
+       "could not select device driver", "nvidia-container-cli", "nvidia-container-runtime",
+       "could not register device plugin", "could not contact kubelet"});
   if (kAny.first_in(lowered) < 0) return false;
   // The banner's second line; an empty version means the script found no
   // driver version at all (no driver mounted in).
@@ -55,6 +56,17 @@ bool parse_container_line(std::string_view line, std::string_view lowered, int l
       add_reported(p, "k8s-no-gpus", -1, "nvidia.com/gpu: 0", line, line_no);
       return true;
     }
+  }
+  // The device plugin that cannot register with the kubelet advertises no
+  // GPU (NVIDIA/k8s-device-plugin's own log; #10, #55: the feature gate off,
+  // a kubelet whose socket directory is elsewhere):
+  //   2017/11/24 09:06:29 Could not register device plugin: context deadline exceeded
+  //   2018/06/06 12:40:16 Could not contact Kubelet, retrying. Did you enable the device plugin feature gate?
+  if (icontains(lowered, "could not register device plugin") ||
+      icontains(lowered, "could not contact kubelet")) {
+    add_reported(p, "k8s-plugin-unregistered", -1, "the device plugin cannot register", line,
+                 line_no);
+    return true;
   }
   if (size_t at = lowered.find("unsupported cuda version: driver ");
       at != std::string_view::npos && icontains(lowered, "nvidia-docker")) {

@@ -29,6 +29,7 @@
 
 #include "catalog/cuda_errors.h"
 #include "explain/error_codes.h"
+#include "util/ascii.h"
 #include "explain/parse.h"
 #include "util/substring_index.h"
 
@@ -131,11 +132,30 @@ std::string missing_driver_symbol(std::string_view line, std::string_view lowere
   return {};
 }
 
+// The calls and words of CUDA's start: cuInit, cudaGetDeviceCount, the
+// frameworks' "CUDA initialization" and ggml's "failed to initialize CUDA".
+bool names_a_start_call(std::string_view lowered) {
+  for (std::string_view w : {"cuinit", "cudagetdevicecount", "cuda initialization",
+                             "initialize cuda", "cudevicegetcount", "cuda_init", "is_available"}) {
+    if (lowered.find(w) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 // A CUDA code the recognizer found: a driver API name is cuInit's answer,
 // anything else the runtime's; NCCL's CUDACHECK line is NCCL's report of it.
 void report_cuda_code(const CodeMention& m, std::string_view line, int line_no, TextParse* p) {
   const CudaErrorInfo* e = find_cuda_error(m.code);
   const bool driver_name = m.form == "name" && !m.as_printed.starts_with("cuda");
+  // Out of memory is a start failure only at start (facts §11.6: the
+  // address-space reservation); in a wrapper that names no start call
+  // ("Check failed: error == cudaSuccess (2 vs. 0) out of memory") it is
+  // an allocation, like the allocators' own messages.
+  const std::string lowered = ascii_lower(line);
+  if (m.code == 2 && m.form != "cuda-failure" && !names_a_start_call(lowered)) {
+    add_reported(p, "cuda-alloc", 2, m.as_printed, line, line_no);
+    return;
+  }
   if (m.form == "cuda-failure") {
     set_runtime_code(p, m.code);
     std::string what =
@@ -222,6 +242,14 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
   }
   if (std::string symbol = missing_driver_symbol(line, lowered); !symbol.empty()) {
     add_reported(p, "libcuda-missing-symbol", -1, symbol, line, line_no);
+    return true;
+  }
+  // "libcuda.so: cannot open ...": the program asks for the development
+  // link, which only the toolkit's or a -dev package ships; the driver's own
+  // name is libcuda.so.1 (facts §5.2), so this says nothing of the driver.
+  if (size_t at = lowered.find("libcuda.so: cannot open shared object file");
+      at != std::string_view::npos) {
+    add_reported(p, "libcuda-unversioned", -1, std::string(trim(line.substr(at))), line, line_no);
     return true;
   }
   if (size_t at = lowered.find("libcuda.so");

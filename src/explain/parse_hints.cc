@@ -388,8 +388,9 @@ bool parse_hint_line(std::string_view line, std::string_view lowered, int line_n
     return true;
   }
   // modprobe: FATAL: Module nvidia-uvm not found in directory ...; could not insert 'nvidia_uvm'
-  if (icontains(lowered, "modprobe") &&
-      (icontains(lowered, "nvidia-uvm") || icontains(lowered, "nvidia_uvm")) &&
+  // modprobe: ERROR: could not insert 'nvidia_331_uvm': Function not implemented
+  // Ubuntu's older packages named it by branch: "nvidia_331_uvm".
+  if (icontains(lowered, "modprobe") && icontains(lowered, "nvidia") && icontains(lowered, "uvm") &&
       (says_absent(lowered) || icontains(lowered, "could not insert"))) {
     add_reported(p, "uvm-node-missing", -1, "nvidia_uvm cannot be loaded", line, line_no);
     return true;

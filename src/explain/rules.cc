@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "catalog/components.h"
 #include "explain/error_codes.h"
+#include "explain/parse.h"
 #include "explain/ranking.h"
 
 namespace gd {
@@ -51,7 +53,10 @@ const std::vector<Row> kRules = {
   // §3 code 999 / §10: UVM broken after a suspend, UVM missing, a GPU in a
   // bad state. The suspend first: the corpus's prior (docs/explain.md "Priors").
   {"cuda:999", {"driver.after-suspend", "uvm.missing", "uvm.hmm", "gpu.fallen-off-bus"}},
-  {"cuda-alloc", {"memory.held-by-other-process"}},
+  // An allocation that failed after CUDA started: other processes hold the
+  // memory, or the program's own allocations filled it; the message's
+  // "Process N has ..." and "this process has ..." decide (weights.cc).
+  {"cuda-alloc", {"memory.held-by-other-process", "memory.own-process-oom"}},
   // PyTorch's "this process has X GiB memory in use" near the GPU's total:
   // the program's own allocations (the caching allocator's message).
   {"oom-own-process", {"memory.own-process-oom"}},
@@ -135,6 +140,10 @@ const std::vector<Row> kRules = {
   // NVML because the runtime is not the NVIDIA one (§6.3), else it is not
   // running or not registered on the node.
   {"k8s:no-gpus",           {"container.runtime-not-configured", "k8s.device-plugin", "driver.not-loaded"}},
+  {"k8s:plugin-unregistered", {"k8s.device-plugin"}},
+  // §5.2: the driver ships libcuda.so.1; a program that opens "libcuda.so"
+  // needs the development link, or its own lookup is wrong.
+  {"libcuda-unversioned",   {"program.api-error", "driver.libraries-missing"}},
   // §2 / §10: kernel log lines.
   {"nvrm:api-mismatch",   {"driver.library-mismatch", "container.driver-mismatch"}},
   {"nvrm:gpu-unsupported",          {"driver.gpu-unsupported"}},
@@ -232,6 +241,13 @@ Rule rule_for(const std::string& signal) {
       if (signal == r.signal) return {strings(r.ids), "the facts' order"};
     }
   }
+  // A component named in words: its own list (catalog/components.cc cites each).
+  if (signal.starts_with(kComponentKindPrefix)) {
+    if (const Component* c = find_component(std::string_view(signal).substr(kComponentKindPrefix.size()))) {
+      return {strings(c->ids), c->source};
+    }
+    return {};
+  }
   int code = 0;
   if (code_key(signal, "cuda:", &code)) {
     for (const Family& f : kCudaFamilies) {
@@ -256,6 +272,7 @@ std::vector<std::string> rule_ids() {
   for (const Row& r : kRules) add(r.ids);
   for (const Row& r : kNcclRules) add(r.ids);
   for (const Family& f : kCudaFamilies) add(f.ids);
+  for (const Component& c : components()) add(c.ids);
   add({"program.api-error"});
   return ids;
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "catalog/components.h"
 #include "catalog/cuda_errors.h"
 #include "catalog/error_phrases.h"
 #include "checks/util.h"
@@ -139,6 +140,10 @@ std::vector<Signal> signals(const Snapshot& s) {
     if (r.kind == "libcuda-missing-symbol")
       add_signal(&out, "libcuda:missing-symbol", {line_ref(r)});
     if (r.kind == "k8s-no-gpus") add_signal(&out, "k8s:no-gpus", {line_ref(r)});
+    if (r.kind == "libcuda-unversioned") add_signal(&out, "libcuda-unversioned", {line_ref(r)});
+    if (r.kind == "k8s-plugin-unregistered") {
+      add_signal(&out, "k8s:plugin-unregistered", {line_ref(r)});
+    }
     if (r.kind == "ngc-banner") {
       add_signal(&out, r.text.empty() ? "container:no-driver" : "container:requirement",
                  {line_ref(r)});
@@ -188,6 +193,13 @@ std::vector<Signal> signals(const Snapshot& s) {
   if (out.empty() && has_reported(s, "torch-not-available")) {
     add_signal(&out, "torch-not-available", reported_lines(s, {"torch-not-available"}, -1));
   }
+  // Last: a component named in words adds to what the lines above show (a
+  // fabric manager failing without NVSwitches is harmless, as above).
+  for (const auto& r : s.reported) {
+    if (!r.kind.starts_with(kComponentKindPrefix)) continue;
+    if (no_nvswitch && r.kind == "component:fabric-manager") continue;
+    add_signal(&out, r.kind, {line_ref(r)});
+  }
   return out;
 }
 
@@ -200,7 +212,10 @@ std::string signal_words(const std::string& key) {
     return "an out-of-memory in which this process holds the GPU's memory";
   if (key == "smi-err") return "nvidia-smi showing ERR!";
   if (key == "nccl-watchdog") return "NCCL's watchdog timing out a collective";
-  if (key.starts_with("component:")) return "the " + key.substr(10) + " named beside a failure";
+  if (key.starts_with(kComponentKindPrefix)) {
+    const Component* c = find_component(std::string_view(key).substr(kComponentKindPrefix.size()));
+    return std::string(c != nullptr ? c->name : key.c_str()) + " named beside a failure";
+  }
   if (key == "cuda:no-libcuda") return "libcuda.so.1 not found";
   if (key == "nvml:no-devices") return "nvidia-smi's \"No devices were found\"";
   if (key == "nvml:crash") return "nvidia-smi crashing";
@@ -210,7 +225,9 @@ std::string signal_words(const std::string& key) {
   if (key == "wsl1-kernel") return "a WSL 1 kernel";
   if (key == "wsl") return "a failure under WSL 2";
   if (key == "libcuda:missing-symbol") return "a driver entry point missing from libcuda";
+  if (key == "libcuda-unversioned") return "the program loading libcuda.so, not libcuda.so.1";
   if (key == "k8s:no-gpus") return "a node advertising nvidia.com/gpu: 0";
+  if (key == "k8s:plugin-unregistered") return "the device plugin failing to register";
   if (key == "mig-none") return "\"No MIG devices found\"";
   if (key == "nouveau") return "nouveau named";
   if (key == "selinux-denial") return "an SELinux denial of an NVIDIA node";

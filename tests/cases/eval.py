@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well `gpudoctor explain` names the confirmed cause of real error text.
 
-    eval.py GPUDOCTOR [--verbose] [--check]
+    eval.py GPUDOCTOR [--verbose] [--check] [--only PREFIX]
 
 Each tests/cases/*.json record is one public thread: the error text as
 posted (verbatim), its URL, the cause the thread confirmed and the finding
@@ -20,6 +20,16 @@ The corpus is split in two halves by a stable hash of each thread's URL:
 that memorizes one thread shows as a gap between the two. Both are reported.
 Per class, every miss is listed with what came first instead.
 
+Generalization, not memory: each case is scored again "cross-repository":
+a hit counts there only when a rule that put the right id in place (the
+finding's `signals`: "cuda:999", "phrase:<case>", "check:uvm") also ranks a
+case of another repository right. A rule whose only support is one
+repository's own cases is listed (SINGLE-REPO). Also printed: the share of
+empty answers (no finding beyond explain.unattributed) on text that holds an
+error code or a component word, found by a deliberately simple detector of
+its own (CODE_OR_COMPONENT below), a second opinion on explain's recognizer.
+--only PREFIX scores the cases whose id starts with it (a batch).
+
 --check fails (exit 1) when the whole corpus falls below the FLOOR below,
 has more false alarms than it allows, a crash, or a malformed record. The floor rises as
 explain learns; the goal is 90 % top-1, 97 % top-3, no false alarm, no crash.
@@ -29,8 +39,10 @@ import glob
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Raised as explain learns (the docstring has the goal). First measured on
@@ -97,11 +109,46 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # restart without a GPU reset, NVLSM's missing ib_umad, nvidia-smi -q's
 # fabric block; the dstack case's 802 alone now names the wrong link of it):
 # 68.8 % (tune 81.0, measure 54.6) and 75.0 %.
-FLOOR = {"top1": 0.68, "top3": 0.74, "false_alarms": 1}
+# Issue 36 (2026-12-07): one recognizer of codes in any wrapper, a cause
+# row for every code, component words, unknown instead of ok: on the 256
+# cases then held, 69.5 % (tune 81.0, measure 56.3) and 75.8 %. Three new
+# batches: e-op-* (14, the operators' pastes of the issue, read while the
+# rules were written) and a held-out batch e-new1-*/e-new2-* (37 threads from
+# Caffe, TensorFlow, JAX, Numba, CuPy, CUDA.jl, cudarc/candle, R torch,
+# MATLAB, Blender, ollama, llama.cpp, ComfyUI, collected by people who did
+# not run explain, and scored before any rule for them): 22.9 % top-1 and
+# 25.7 % top-3 (cross-repository 20.0 %), 2 false alarms (a Caffe OOM of
+# the user's own batch read as a start failure; an unversioned libcuda.so
+# dlopen). 19 of its 35 expect an id explain does not have (new:*: a CPU
+# build of the framework, a library version, a host without a GPU, hybrid
+# graphics). After rules for those two traps (an OOM outside a start call
+# is an allocation; "libcuda.so:" is the program's lookup): the whole
+# corpus of 304 scored cases 65.1 % (tune 73.8, measure 55.0) and 70.7 %,
+# cross-repository 52.6 % and 56.9 %, e-new 25.7 %, e-op 76.9 % / 92.3 %.
+# The floor follows the larger corpus down; the trail stays here.
+FLOOR = {"top1": 0.64, "top3": 0.70, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")
 MAX_SYMPTOM_LINES = 40
+
+
+# An error code in a common wrapper, or a component of the stack named in
+# words: text on which an empty answer is a miss of the recognizer.
+CODE_OR_COMPONENT = re.compile(
+    r"CUDA_ERROR_\w+|cudaError\w+|NVML_ERROR_\w+|NVMLError_\w+|nccl[A-Z]\w+Error|"
+    r"\(\d+ vs\. \d+\)|\b(?:cuda )?error[ =:(]*\d{1,3}\b|fabric ?manager|nvidia[_-]uvm|nouveau|"
+    r"secure boot|\bmig\b|ulimit|cgroup|\bcdi\b|device plugin|iommu|\bacs\b|suspend|dkms",
+    re.IGNORECASE)
+
+
+def repo_of(url):
+    """github.com/owner/name -> owner/name; other sites by host."""
+    u = urllib.parse.urlparse(url)
+    parts = [x for x in u.path.split("/") if x]
+    if u.netloc.endswith("github.com") and len(parts) >= 2:
+        return "%s/%s" % (parts[0], parts[1].lower())
+    return u.netloc
 
 
 def half_of(url):
@@ -135,20 +182,22 @@ def load_cases():
 
 
 def explain(gd, text):
-    """(ranked ids, verdict, crash reason or None)."""
+    """(ranked [(id, signals)], verdict, crash reason or None)."""
     try:
         p = subprocess.run([gd, "explain", "--json"], input=text, capture_output=True, text=True,
                            timeout=60, env=dict(os.environ, LC_ALL="C", NO_COLOR="1"))
     except subprocess.TimeoutExpired:
         return [], None, "timed out"
-    # 3: explain understood nothing in the text (no finding): a miss, not a crash.
+    # 3: explain understood nothing in the text, or could not attribute the
+    # error it saw (verdict unknown): a miss, not a crash.
     if p.returncode not in (0, 1, 2, 3):
         return [], None, "exit %d: %s" % (p.returncode, p.stderr.strip()[:200])
     try:
         doc = json.loads(p.stdout)
     except ValueError:
         return [], None, "no JSON on stdout"
-    ranked = [f["id"] for f in doc.get("findings", []) if f.get("severity") in SAYS_SOMETHING]
+    ranked = [(f["id"], f.get("signals", [])) for f in doc.get("findings", [])
+              if f.get("severity") in SAYS_SOMETHING]
     return ranked, doc.get("verdict"), None
 
 
@@ -161,34 +210,62 @@ def main():
         sys.exit(__doc__)
     gd = sys.argv[1]
     verbose = "--verbose" in sys.argv
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     cases, problems = load_cases()
     for p in problems:
         print("MALFORMED " + p)
 
     # (half, class) -> [cases, top1, top3]
     score = collections.defaultdict(lambda: [0, 0, 0])
-    false_alarms, crashes, misses = [], [], []
+    false_alarms, crashes, misses, scored = [], [], [], []
+    support = collections.defaultdict(set)  # rule -> repositories of the cases it ranks right
+    empty = [0, 0]  # [empty answers, cases] on text with a code or component word
     for c in cases:
         ranked, verdict, crash = explain(gd, c["symptom"])
+        # Every case supports rules; only the batch asked for is scored.
+        if not c["id"].startswith(only):
+            if not crash and c["expected"] and ranked and ranked[0][0] in c["expected"]:
+                for r in ranked[0][1]:
+                    support[r].add(repo_of(c["url"]))
+            continue
         if crash:
             crashes.append("%s: %s" % (c["id"], crash))
             continue
         if c["false_alarm"]:
             if verdict == "fail":
-                false_alarms.append("%s: verdict fail, first %s (%s)" % (c["id"], ranked[:3], c["url"]))
+                false_alarms.append("%s: verdict fail, first %s (%s)"
+                                    % (c["id"], [i for i, _ in ranked[:3]], c["url"]))
             if not c["expected"]:
                 continue
+        ids = [i for i, _ in ranked]
+        if CODE_OR_COMPONENT.search(c["symptom"]):
+            empty[1] += 1
+            empty[0] += not [i for i in ids if i != "explain.unattributed"]
         expected = set(c["expected"])
-        top1 = bool(ranked) and ranked[0] in expected
-        top3 = bool(expected & set(ranked[:3]))
+        top1 = bool(ids) and ids[0] in expected
+        top3 = bool(expected & set(ids[:3]))
+        repo = repo_of(c["url"])
+        # The rules that placed the right id: those of its finding.
+        rules1 = set(ranked[0][1]) if top1 else set()
+        rules3 = set(sig for i, sigs in ranked[:3] if i in expected for sig in sigs)
+        for r in rules1:
+            support[r].add(repo)
+        scored.append((c, repo, top1, top3, rules1, rules3))
         for key in ((half_of(c["url"]), c["class"]), ("all", c["class"])):
             s = score[key]
             s[0] += 1
             s[1] += top1
             s[2] += top3
         if not top1:
-            misses.append((c["class"], c["id"], half_of(c["url"]), sorted(expected), ranked[:3],
+            misses.append((c["class"], c["id"], half_of(c["url"]), sorted(expected), ids[:3],
                            c["url"]))
+    # Cross-repository: a hit whose rules some other repository's case supports too.
+    cross = [0, 0, 0]
+    for c, repo, top1, top3, rules1, rules3 in scored:
+        elsewhere = lambda rules: any(support[r] - {repo} for r in rules)
+        cross[0] += 1
+        cross[1] += top1 and elsewhere(rules1)
+        cross[2] += top3 and (elsewhere(rules3) or (top1 and elsewhere(rules1)))
 
     classes = sorted({k[1] for k in score})
     print("%-34s %5s %8s %8s" % ("class", "cases", "top-1", "top-3"))
@@ -202,14 +279,21 @@ def main():
         t3 = sum(v[2] for k, v in score.items() if k[0] == half)
         totals[half] = (n, t1, t3)
         print("%-34s %5d %8s %8s" % ("TOTAL " + half, n, pct(t1, n), pct(t3, n)))
+    print("%-34s %5d %8s %8s" % ("TOTAL cross-repository", cross[0], pct(cross[1], cross[0]),
+                                 pct(cross[2], cross[0])))
+    print("empty answers on text with an error code or component word: %d of %d (%s)"
+          % (empty[0], empty[1], pct(empty[0], empty[1]).strip()))
+    batch = [c for c in cases if c["id"].startswith(only)]
     print("%d cases (%d false-alarm traps), %d classes; %d false alarms, %d crashes, %d malformed"
-          % (len(cases), sum(1 for c in cases if c["false_alarm"]), len(classes),
+          % (len(batch), sum(1 for c in batch if c["false_alarm"]), len(classes),
              len(false_alarms), len(crashes), len(problems)))
     for line in false_alarms:
         print("FALSE ALARM " + line)
     for line in crashes:
         print("CRASH " + line)
     if verbose or "--check" not in sys.argv:
+        for rule in sorted(r for r, repos in support.items() if len(repos) == 1):
+            print("SINGLE-REPO %-40s only %s" % (rule, next(iter(support[rule]))))
         for cl, cid, half, want, got, url in sorted(misses):
             print("MISS %-28s %-30s %-7s want %s, first %s  %s" % (cl, cid, half, want, got, url))
 

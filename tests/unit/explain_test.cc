@@ -45,7 +45,9 @@ TEST(ExplainParse, TorchOutOfMemoryFillsTheUserRun) {
   ASSERT_EQ(s.cuda.runs.size(), 1u);
   EXPECT_EQ(s.cuda.runs[0].label, "user");
   EXPECT_EQ(s.cuda.runs[0].cudart_rc, 2);
-  ASSERT_EQ(s.reported.size(), 1u);
+  // The code's line, and the same line as one that shows an error.
+  ASSERT_EQ(s.reported.size(), 2u);
+  EXPECT_EQ(s.reported[1].kind, "error-line");
   EXPECT_EQ(s.reported[0].kind, "cuda-runtime");
   EXPECT_EQ(s.reported[0].line_no, 1);
   EXPECT_EQ(s.reported[0].text, "out of memory");
@@ -231,8 +233,9 @@ TEST(ExplainReport, EachFindingSaysWhatDecidedItsPlace) {
   const Finding& first = r.findings.at(0);
   EXPECT_EQ(first.id, "driver.after-suspend");
   EXPECT_EQ(first.ranked_by,
-            "possible cause: the text shows CUDA error 999; other lines weigh for it (+2); "
-            "candidate 1 in the facts' order for it");
+            "possible cause: the text shows CUDA error 999; other lines weigh for it (+2: the "
+            "kernel log shows a resume from suspend (facts §3, 999)); candidate 1 in the facts' "
+            "order for it");
   const Finding* symptom = find(r, "cuda.init-failed");
   ASSERT_NE(symptom, nullptr);
   EXPECT_EQ(symptom->ranked_by, "a symptom: it follows from the first cause");
@@ -355,12 +358,19 @@ TEST(ExplainReport, NvidiaSmisHeaderSaysADriverIsLoaded) {
       "| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n"
       "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n"));
   EXPECT_EQ(r.findings.at(0).id, "driver.too-old-for-cuda");
+  // "found version 11040" is the driver answering: no driver missing is listed.
+  EXPECT_EQ(find(r, "driver.not-loaded"), nullptr);
+  // The header alone weighs against a missing driver where the text lists it.
+  r = explain(snapshot_from_text(
+      "| NVIDIA-SMI 470.57.02    Driver Version: 470.57.02    CUDA Version: 11.4     |\n"
+      ">>> torch.cuda.is_available()\nFalse\n"));
   const Finding* not_loaded = find(r, "driver.not-loaded");
   ASSERT_NE(not_loaded, nullptr);
   EXPECT_NE(std::find(not_loaded->evidence.begin(), not_loaded->evidence.end(),
-                      "nvidia-smi shows driver 470.57.02, so a driver is loaded"),
+                      "nvidia-smi shows driver 470.57.02"),
             not_loaded->evidence.end());
-  EXPECT_NE(not_loaded->ranked_by.find("weigh against it (-2)"), std::string::npos)
+  EXPECT_NE(not_loaded->ranked_by.find("weigh against it (-2: nvidia-smi shows the driver's version"),
+            std::string::npos)
       << not_loaded->ranked_by;
 }
 
@@ -514,8 +524,8 @@ TEST(ExplainReport, Wsl) {
   EXPECT_TRUE(r.findings[0].id.starts_with("wsl.")) << r.findings[0].id;
   const Finding* native = find(r, "driver.not-loaded");
   ASSERT_NE(native, nullptr);
-  EXPECT_TRUE(std::any_of(native->evidence.begin(), native->evidence.end(),
-                          [](const std::string& l) { return l.starts_with("WSL:"); }));
+  EXPECT_NE(native->ranked_by.find("WSL: the Windows driver serves the GPU"), std::string::npos)
+      << native->ranked_by;
   // A WSL kernel alone is no complaint.
   EXPECT_EQ(explain(snapshot_from_text("5.15.153.1-microsoft-standard-WSL2\n")).verdict,
             Severity::kOk);
