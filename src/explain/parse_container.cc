@@ -61,7 +61,8 @@ bool parse_container_line(std::string_view line, std::string_view lowered, int l
   // GPU (NVIDIA/k8s-device-plugin's own log; #10, #55: the feature gate off,
   // a kubelet whose socket directory is elsewhere):
   //   2017/11/24 09:06:29 Could not register device plugin: context deadline exceeded
-  //   2018/06/06 12:40:16 Could not contact Kubelet, retrying. Did you enable the device plugin feature gate?
+  //   2018/06/06 12:40:16 Could not contact Kubelet, retrying. Did you enable the device plugin
+  //   feature gate?
   if (icontains(lowered, "could not register device plugin") ||
       icontains(lowered, "could not contact kubelet")) {
     add_reported(p, "k8s-plugin-unregistered", -1, "the device plugin cannot register", line,

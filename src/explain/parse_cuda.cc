@@ -29,8 +29,8 @@
 
 #include "catalog/cuda_errors.h"
 #include "explain/error_codes.h"
-#include "util/ascii.h"
 #include "explain/parse.h"
+#include "util/ascii.h"
 #include "util/substring_index.h"
 
 namespace gd {

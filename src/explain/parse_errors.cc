@@ -75,6 +75,7 @@ double size_at(std::string_view s) {
   if (unit == "gib" || unit.starts_with("gb")) return v * 1073741824.0;
   if (unit == "mib" || unit.starts_with("mb")) return v * 1048576.0;
   if (unit == "kib" || unit.starts_with("kb")) return v * 1024.0;
+  if (unit == "byt") return v;
   return -1;
 }
 
@@ -89,12 +90,17 @@ double size_before(std::string_view lowered, size_t at) {
   return size_at(lowered.substr(start, at - start));
 }
 
-// PyTorch's OOM: how much of the GPU this process holds, of its total.
+enum class OomHolder { kUnknown, kThisProcess, kOthers };
+
+// PyTorch's OOM: who holds the GPU's memory, from the sizes it prints.
 // 2.x: "GPU 0 has a total capacity of 79.15 GiB ... this process has 78.07
-// GiB memory in use"; 1.x: "(GPU 0; 23.65 GiB total capacity; 22.50 GiB
-// already allocated; ...)". Half or more: the program's own allocations.
-bool own_process_holds_the_gpu(std::string_view lowered) {
-  double total = -1, own = -1;
+// GiB memory in use" or "Process 4242 has 23.00 GiB memory in use. Of the
+// allocated memory 0 bytes is allocated by PyTorch"; 1.x: "(GPU 0; 23.65 GiB
+// total capacity; 22.50 GiB already allocated; ...)". This process holding
+// half or more: its own allocations; PyTorch holding under a tenth while a
+// process is listed: the others.
+OomHolder who_holds_the_gpu(std::string_view lowered) {
+  double total = -1, own = -1, by_pytorch = -1;
   if (size_t at = lowered.find("total capacity of "); at != std::string_view::npos) {
     total = size_at(lowered.substr(at + 18));
   } else if (size_t at2 = lowered.find(" total capacity"); at2 != std::string_view::npos) {
@@ -105,13 +111,38 @@ bool own_process_holds_the_gpu(std::string_view lowered) {
   } else if (size_t at2 = lowered.find(" already allocated"); at2 != std::string_view::npos) {
     own = size_before(lowered, at2 + 1);
   }
-  return total > 0 && own >= 0.5 * total;
+  if (size_t at = lowered.find("of the allocated memory "); at != std::string_view::npos) {
+    by_pytorch = size_at(lowered.substr(at + 24));
+  }
+  if (total <= 0) return OomHolder::kUnknown;
+  if (own >= 0.5 * total) return OomHolder::kThisProcess;
+  if (own < 0 && by_pytorch >= 0 && by_pytorch < 0.1 * total &&
+      lowered.find("process ") != std::string_view::npos) {
+    return OomHolder::kOthers;
+  }
+  return OomHolder::kUnknown;
+}
+
+// Inside an nvidia-smi -q block, "Uncorrectable Error : 0", "Remapping
+// Failure Occurred : No" and the heading "ECC Errors" are counters and
+// headings of a healthy GPU: only a value that itself shows an error counts.
+bool benign_query_line(std::string_view lowered, const TextParse& p) {
+  if (p.smi_q_gpu < 0 && p.smi_q_section.empty()) return false;
+  size_t colon = lowered.find(" : ");
+  if (colon == std::string_view::npos) colon = lowered.rfind(':');
+  if (colon == std::string_view::npos) return true;  // a heading
+  std::string_view value = trim(lowered.substr(colon + 1));
+  if (value.empty() || value == "0" || value == "no" || value == "n/a" || value == "none" ||
+      value == "not active" || value == "not supported") {
+    return true;
+  }
+  return !shows_error(value);
 }
 
 }  // namespace
 
 bool parse_error_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
-  if (!shows_error(lowered)) return false;
+  if (!shows_error(lowered) || benign_query_line(lowered, *p)) return false;
   // Bounded: evidence quotes the first few, and a log of a thousand
   // failures must not crowd the other signals out of the snapshot.
   constexpr int kMaxErrorLines = 20;
@@ -129,9 +160,15 @@ bool parse_error_line(std::string_view line, std::string_view lowered, int line_
       (icontains(lowered, "nccl") || icontains(lowered, "collective"))) {
     add_reported(p, "nccl-watchdog", -1, "NCCL's watchdog timed out a collective", line, line_no);
   }
-  if (icontains(lowered, "out of memory") && own_process_holds_the_gpu(lowered)) {
-    add_reported(p, "oom-own-process", -1, "this process holds most of the GPU's memory", line,
-                 line_no);
+  if (icontains(lowered, "out of memory")) {
+    OomHolder who = who_holds_the_gpu(lowered);
+    if (who == OomHolder::kThisProcess) {
+      add_reported(p, "oom-own-process", -1, "this process holds most of the GPU's memory", line,
+                   line_no);
+    } else if (who == OomHolder::kOthers) {
+      add_reported(p, "oom-other-process", -1, "other processes hold the GPU's memory", line,
+                   line_no);
+    }
   }
   return true;
 }

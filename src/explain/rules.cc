@@ -243,7 +243,8 @@ Rule rule_for(const std::string& signal) {
   }
   // A component named in words: its own list (catalog/components.cc cites each).
   if (signal.starts_with(kComponentKindPrefix)) {
-    if (const Component* c = find_component(std::string_view(signal).substr(kComponentKindPrefix.size()))) {
+    if (const Component* c =
+            find_component(std::string_view(signal).substr(kComponentKindPrefix.size()))) {
       return {strings(c->ids), c->source};
     }
     return {};

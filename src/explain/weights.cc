@@ -40,6 +40,7 @@ enum class Evidence {
   kExclusiveMode,            // nvidia-smi: compute mode E. Process
   kGpuMemoryFull,            // nvidia-smi: a GPU 90 % full or more
   kOwnProcessHoldsMemory,    // PyTorch's OOM: this process holds it
+  kOthersHoldMemory,         // PyTorch's OOM: PyTorch holds next to nothing, a process is listed
   kCudaDidNotStart,          // a code that says CUDA did not start
   kNvlsFailed,               // NCCL's transport/nvls.cc reporting a CUDA failure
 };
@@ -89,6 +90,8 @@ const std::vector<Weight> kWeights = {
   {{"memory.held-by-other-process"}, Evidence::kGpuMemoryFull, +2, "nvidia-smi shows a GPU 90 % full or more"},
   {{"memory.held-by-other-process"}, Evidence::kOwnProcessHoldsMemory, -2,
    "the OOM message says this process itself holds the GPU's memory"},
+  {{"memory.own-process-oom"}, Evidence::kOthersHoldMemory, -2,
+   "the OOM message says PyTorch holds next to nothing of the GPU's memory, and lists a process that does"},
   // NCCL's maintainers on NVLS buffers that fail to set up (NVIDIA/nccl#1488,
   // #976): the fabric manager was restarted without a GPU reset; the CUDA
   // code inside that line is NVLS's symptom, not a cause of its own.
@@ -148,7 +151,8 @@ std::vector<std::string> shown(Evidence e, const Snapshot& s) {
       const std::string& v = caps->second;
       bool compute = v.find("compute") != std::string::npos || v.find("all") != std::string::npos;
       if (compute != (e == Evidence::kCapabilitiesHaveCompute)) return {};
-      return {"NVIDIA_DRIVER_CAPABILITIES=" + v};
+      return {"NVIDIA_DRIVER_CAPABILITIES=" + v +
+              (compute ? " includes compute" : " lacks compute, which CUDA needs")};
     }
     case Evidence::kInContainer:
       return lines({"container-hint"});
@@ -210,6 +214,8 @@ std::vector<std::string> shown(Evidence e, const Snapshot& s) {
     }
     case Evidence::kOwnProcessHoldsMemory:
       return lines({"oom-own-process"});
+    case Evidence::kOthersHoldMemory:
+      return lines({"oom-other-process"});
     case Evidence::kNvlsFailed:
       return lines({"nccl-nvls"});
     case Evidence::kCudaDidNotStart: {

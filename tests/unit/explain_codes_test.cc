@@ -106,9 +106,9 @@ TEST(ExplainCodes, EveryFormNamesItsCodeAndItsCauses) {
 }
 
 TEST(ExplainCodes, NumbersThatAreNoCodes) {
-  for (const char* line : {"make: *** [Makefile:12: all] Error 2   (nvcc cuda build)",
-                           "CUDA Version: 12.4", "cuda 11.8 installed, error rate 3/4",
-                           "ERROR 02-20 16:43:12 cuda worker started"}) {
+  for (const char* line :
+       {"make: *** [Makefile:12: all] Error 2   (nvcc cuda build)", "CUDA Version: 12.4",
+        "cuda 11.8 installed, error rate 3/4", "ERROR 02-20 16:43:12 cuda worker started"}) {
     SCOPED_TRACE(line);
     EXPECT_FALSE(find_error_code(line, ascii_lower(line)).has_value());
   }
@@ -138,7 +138,8 @@ std::string verdict_of_text(std::string_view text) {
 }
 
 TEST(ExplainVerdict, AnErrorNoRuleAttributesIsUnknownNeverOk) {
-  const char* text = "Traceback (most recent call last):\n  File \"train.py\", line 3\nFoo: the pipeline failed";
+  const char* text =
+      "Traceback (most recent call last):\n  File \"train.py\", line 3\nFoo: the pipeline failed";
   EXPECT_EQ(verdict_of_text(text), "unknown");
   Report r = explain_snapshot(snapshot_from_text(text), Config{});
   ASSERT_FALSE(r.findings.empty());
@@ -149,33 +150,41 @@ TEST(ExplainVerdict, AnErrorNoRuleAttributesIsUnknownNeverOk) {
 
 TEST(ExplainVerdict, AHealthyNvidiaSmiIsOk) {
   const char* table =
-      "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n"
-      "|   0  NVIDIA GeForce RTX 4090        Off |   00000000:01:00.0 Off |                  Off |\n"
-      "|  0%   38C    P8             22W /  450W |       2MiB /  24564MiB |      0%      Default |\n";
+      "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     "
+      "|\n"
+      "|   0  NVIDIA GeForce RTX 4090        Off |   00000000:01:00.0 Off |                  Off "
+      "|\n"
+      "|  0%   38C    P8             22W /  450W |       2MiB /  24564MiB |      0%      Default "
+      "|\n";
   EXPECT_EQ(verdict_of_text(table), "ok");
 }
 
 // The operator's pastes (issue 36): each gets its family, or unknown.
 TEST(ExplainVerdict, SymptomsWithAFamilyGetIt) {
   // e-op-nccl-colbert-318-slow-rank-timeout
-  EXPECT_EQ(first_id("[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation "
-                     "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
-                     "Timeout(ms)=600000) ran for 600659 milliseconds before timing out."),
-            "nccl.peer-failed");
+  EXPECT_EQ(
+      first_id("[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation "
+               "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+               "Timeout(ms)=600000) ran for 600659 milliseconds before timing out."),
+      "nccl.peer-failed");
   // e-op-smi-err-azhpc-77-transient-power
-  EXPECT_EQ(first_id("| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |"),
-            "gpu.error-state");
+  EXPECT_EQ(
+      first_id("| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |"),
+      "gpu.error-state");
   // PyTorch 2.x's OOM when the process itself holds the GPU.
-  EXPECT_EQ(first_id("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
-                     "total capacity of 79.15 GiB of which 1.44 MiB is free. Including non-PyTorch memory, "
-                     "this process has 78.07 GiB memory in use."),
-            "memory.own-process-oom");
+  EXPECT_EQ(
+      first_id(
+          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a "
+          "total capacity of 79.15 GiB of which 1.44 MiB is free. Including non-PyTorch memory, "
+          "this process has 78.07 GiB memory in use."),
+      "memory.own-process-oom");
 }
 
 TEST(ExplainVerdict, ADriverTooOldIsNotAlsoAMissingDriver) {
   // e-op-drv-old-nanodet-216-found-10010's wording, with the issue's version.
   Report r = explain_snapshot(
-      snapshot_from_text("RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."),
+      snapshot_from_text(
+          "RuntimeError: The NVIDIA driver on your system is too old (found version 11040)."),
       Config{});
   ASSERT_FALSE(r.findings.empty());
   EXPECT_EQ(r.findings[0].id, "driver.too-old-for-cuda");
@@ -184,19 +193,23 @@ TEST(ExplainVerdict, ADriverTooOldIsNotAlsoAMissingDriver) {
 
 TEST(ExplainVerdict, NvidiaContainerCliWithoutNvmlNamesTheDriverLibraries) {
   // b-docker-snap-148-libnvidia-ml's line.
-  EXPECT_EQ(first_id("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
-                     "cannot open shared object file: no such file or directory: unknown"),
-            "driver.libraries-missing");
+  EXPECT_EQ(
+      first_id(
+          "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+          "cannot open shared object file: no such file or directory: unknown"),
+      "driver.libraries-missing");
 }
 
 TEST(ExplainVerdict, ANodeWithoutGpusNamesTheDevicePlugin) {
   Report r = explain_snapshot(snapshot_from_text("Allocatable:\n  nvidia.com/gpu: 0"), Config{});
   bool named = false;
-  for (size_t i = 0; i < r.findings.size() && i < 3; ++i) named |= r.findings[i].id == "k8s.device-plugin";
+  for (size_t i = 0; i < r.findings.size() && i < 3; ++i)
+    named |= r.findings[i].id == "k8s.device-plugin";
   EXPECT_TRUE(named);
   // e-op-k8s-dp-10-feature-gate-off
-  EXPECT_EQ(first_id("2017/11/24 09:06:29 Could not register device plugin: context deadline exceeded"),
-            "k8s.device-plugin");
+  EXPECT_EQ(
+      first_id("2017/11/24 09:06:29 Could not register device plugin: context deadline exceeded"),
+      "k8s.device-plugin");
 }
 
 }  // namespace
