@@ -24,8 +24,10 @@
 // the runtime's text after the number, the text decides.
 #include "explain/error_codes.h"
 
+#include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <vector>
 
 #include "catalog/cuda_errors.h"
 #include "util/ascii.h"
@@ -162,25 +164,41 @@ std::optional<CodeMention> by_name(std::string_view line) {
 // The CUDA code whose runtime text `rest` starts with ("out of memory in
 // cuMemAlloc" -> 2), the longest that fits; nullptr if none.
 const CudaErrorInfo* runtime_text_at(std::string_view rest) {
+  struct Text {
+    std::string lowered;  // without a trailing '.'
+    const CudaErrorInfo* error;
+  };
+  // Longest first, lower-cased once: the first that fits is the longest.
+  static const std::vector<Text> kTexts = [] {
+    std::vector<Text> texts;
+    for (const CudaErrorInfo& e : cuda_errors()) {
+      if (e.code <= 0 || e.runtime_string == nullptr) continue;
+      std::string t = ascii_lower(trim(std::string_view(e.runtime_string)));
+      while (!t.empty() && t.back() == '.') t.pop_back();
+      texts.push_back({std::move(t), &e});
+    }
+    std::stable_sort(texts.begin(), texts.end(), [](const Text& a, const Text& b) {
+      return a.lowered.size() > b.lowered.size();
+    });
+    return texts;
+  }();
   rest = trim(rest);
   while (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) rest.remove_prefix(1);
-  const CudaErrorInfo* best = nullptr;
-  size_t best_len = 0;
-  for (const CudaErrorInfo& row : cuda_errors()) {
-    const CudaErrorInfo* e = &row;
-    if (e->code <= 0 || e->runtime_string == nullptr) continue;
-    std::string_view text = trim(std::string_view(e->runtime_string));
-    while (!text.empty() && text.back() == '.') text.remove_suffix(1);
-    if (text.size() <= best_len || rest.size() < text.size()) continue;
-    if (ascii_lower(rest.substr(0, text.size())) != ascii_lower(text)) continue;
+  for (const Text& t : kTexts) {
+    if (rest.size() < t.lowered.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < t.lowered.size() && same; ++i) {
+      same = ascii_lower(rest[i]) == t.lowered[i];
+    }
+    if (!same) continue;
     // A whole text, not the start of a longer word.
-    if (rest.size() > text.size() && std::isalnum(static_cast<unsigned char>(rest[text.size()]))) {
+    if (rest.size() > t.lowered.size() &&
+        std::isalnum(static_cast<unsigned char>(rest[t.lowered.size()]))) {
       continue;
     }
-    best = e;
-    best_len = text.size();
+    return t.error;
   }
-  return best;
+  return nullptr;
 }
 
 // "cuinit", "cuctxcreate", "cudevicegetcount", "cumemalloc": a driver API
@@ -364,8 +382,11 @@ std::optional<CodeMention> find_error_code(std::string_view line, std::string_vi
   if (!may_hold_a_code(lowered)) return std::nullopt;
   if (auto m = by_name(line)) return m;
   if (auto m = cuda_failure(line, lowered)) return m;
-  if (auto m = versus(line, lowered)) return m;
-  if (auto m = by_number(line, lowered)) return m;
+  // The numbered forms need a digit: most lines of a log have none.
+  if (line.find_first_of("0123456789") != std::string_view::npos) {
+    if (auto m = versus(line, lowered)) return m;
+    if (auto m = by_number(line, lowered)) return m;
+  }
   return by_text(line, lowered);
 }
 

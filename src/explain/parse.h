@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "explain/error_codes.h"
 #include "snapshot/snapshot.h"
 #include "util/text.h"  // trim
 
@@ -43,7 +44,15 @@ struct TextParse {
   bool asked_is_available = false;
   // Lines recorded as "error-line" so far (parse_error_line bounds them).
   int error_lines = 0;
+  // The error code the current line names (code_on_line), asked once per line.
+  int code_line_no = 0;
+  std::optional<CodeMention> code;
 };
+
+// The code a line names (explain/error_codes.h), found once per line and
+// shared by the parsers that read codes.
+const std::optional<CodeMention>& code_on_line(std::string_view line, std::string_view lowered,
+                                               int line_no, TextParse* p);
 
 // Adds a reported line (kind, code, text) with its line number.
 void add_reported(TextParse* p, std::string kind, int code, std::string text, std::string_view line,

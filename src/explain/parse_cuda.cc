@@ -228,7 +228,7 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
     }
   }
   // Every other code, in any wrapper (explain/error_codes.h).
-  if (auto m = find_error_code(line, lowered)) {
+  if (const auto& m = code_on_line(line, lowered, line_no, p)) {
     if (m->space == CodeSpace::kCuda) {
       report_cuda_code(*m, line, line_no, p);
       return true;

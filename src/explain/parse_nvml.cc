@@ -319,7 +319,7 @@ bool parse_nvml_line(std::string_view line, std::string_view lowered, int line_n
   }
   // NVML codes in any wrapper (explain/error_codes.h): NVML_ERROR_* names,
   // pynvml's exception classes and texts.
-  if (auto m = find_error_code(line, lowered); m && m->space == CodeSpace::kNvml) {
+  if (const auto& m = code_on_line(line, lowered, line_no, p); m && m->space == CodeSpace::kNvml) {
     report_nvml_code(p, m->code, m->as_printed, line, line_no);
     return true;
   }

@@ -21,6 +21,15 @@ void add_reported(TextParse* p, std::string kind, int code, std::string text, st
   p->observed.insert("reported");
 }
 
+const std::optional<CodeMention>& code_on_line(std::string_view line, std::string_view lowered,
+                                               int line_no, TextParse* p) {
+  if (p->code_line_no != line_no) {
+    p->code_line_no = line_no;
+    p->code = find_error_code(line, lowered);
+  }
+  return p->code;
+}
+
 bool icontains(std::string_view lowered_haystack, std::string_view lowered_needle) {
   return lowered_haystack.find(lowered_needle) != std::string_view::npos;
 }
