@@ -52,6 +52,12 @@ void check_report(const gd::Report& r, const gd::Snapshot& s) {
     if (problem && f.severity > worst) worst = f.severity;
   }
   GD_REQUIRE(r.verdict == worst);
+  // Unknown is the answer to an error nothing attributes: it comes first,
+  // and never beside a cause.
+  if (r.undecided) {
+    GD_REQUIRE(!r.findings.empty() && r.findings.front().id == "explain.unattributed");
+    GD_REQUIRE(r.verdict == gd::Severity::kWarn);
+  }
 }
 
 }  // namespace

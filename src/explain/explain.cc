@@ -250,11 +250,11 @@ Report explain_snapshot(const Snapshot& s, const Config& c) {
     r.findings.push_back(std::move(f));
   }
   for (auto& f : rest) r.findings.push_back(std::move(f));
-  r.verdict = verdict_of(r.findings);
   if (auto u = unattributed(s, r.findings)) {
     r.findings.insert(r.findings.begin(), std::move(*u));
     r.undecided = true;
   }
+  r.verdict = verdict_of(r.findings);
   return r;
 }
 

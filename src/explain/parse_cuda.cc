@@ -249,7 +249,8 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
   // name is libcuda.so.1 (facts §5.2), so this says nothing of the driver.
   if (size_t at = lowered.find("libcuda.so: cannot open shared object file");
       at != std::string_view::npos) {
-    add_reported(p, "libcuda-unversioned", -1, std::string(trim(line.substr(at))), line, line_no);
+    add_reported(p, "libcuda-unversioned", -1, "libcuda.so: cannot open shared object file", line,
+                 line_no);
     return true;
   }
   if (size_t at = lowered.find("libcuda.so");

@@ -14,6 +14,14 @@ void add_reported(TextParse* p, std::string kind, int code, std::string text, st
   ReportedError r;
   r.kind = std::move(kind);
   r.code = code;
+  // What a parser says of the line stays short, whatever the line: a text
+  // that is the rest of a 4 KiB line is cut at a character's start.
+  constexpr size_t kMaxTextChars = 240;
+  if (text.size() > kMaxTextChars) {
+    size_t cut = kMaxTextChars;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
+  }
   r.text = std::move(text);
   r.line = std::string(trim(line));
   r.line_no = line_no;
