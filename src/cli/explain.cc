@@ -75,6 +75,8 @@ int run_explain(const ExplainArgs& args) {
   Report report = explain_snapshot(snapshot, Config{});
   // Something was read when at least one source was observed.
   bool understood = snapshot.unobserved.size() < snapshot.probes.size();
+  // Nothing read is no health either: the verdict is unknown, not ok.
+  if (!understood) report.undecided = true;
   if (args.json) {
     std::string out = render_json(report);
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -177,6 +177,19 @@ void report_cuda_code(const CodeMention& m, std::string_view line, int line_no, 
 }  // namespace
 
 bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_no, TextParse* p) {
+  // The CUDA samples' last line (deviceQuery, bandwidthTest, vectorAdd):
+  // "Result = PASS" is a CUDA that started and ran; FAIL is an error line.
+  if (trim(lowered) == "result = pass") {
+    CudaRun& r = text_cuda_run(p);
+    if (r.cudart_rc < 0) r.cudart_rc = 0;
+    if (r.init_rc < 0) r.init_rc = 0;
+    if (r.device_count_rc < 0) {
+      r.device_count_rc = 0;
+      r.device_count = 1;  // a sample that ran had a GPU
+    }
+    add_reported(p, "cuda-sample-pass", -1, "a CUDA sample passed", line, line_no);
+    return true;
+  }
   if (icontains(lowered, "cannot re-initialize cuda in forked subprocess")) {
     add_reported(p, "fork-after-init", -1, "Cannot re-initialize CUDA in forked subprocess", line,
                  line_no);

@@ -159,6 +159,15 @@ TEST(ExplainVerdict, AHealthyNvidiaSmiIsOk) {
   EXPECT_EQ(verdict_of_text(table), "ok");
 }
 
+TEST(ExplainVerdict, ACudaSampleThatPassedIsOkAndOneThatFailedIsNot) {
+  // deviceQuery's last lines (the CUDA samples print "Result = PASS" or "Result = FAIL").
+  EXPECT_EQ(verdict_of_text("deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = 12.4, CUDA "
+                            "Runtime Version = 12.4, NumDevs = 1\nResult = PASS\n"),
+            "ok");
+  EXPECT_EQ(verdict_of_text("cudaGetDeviceCount returned 30\n-> unknown error\nResult = FAIL\n"),
+            "unknown");
+}
+
 // The operator's pastes (issue 36): each gets its family, or unknown.
 TEST(ExplainVerdict, SymptomsWithAFamilyGetIt) {
   // e-op-nccl-colbert-318-slow-rank-timeout
