@@ -66,6 +66,27 @@ const std::vector<ErrorPhrase>& error_phrases() {
     // The toolkit's stub libcuda on the library path.
     {{"/stubs/libcuda.so"}, "cuda:34", "libcuda.so from a toolkit's stubs/ folder",
      "a-stub-numba-ld-library-path"},
+    // A framework build without CUDA, or without CUDA for this machine's
+    // version: PyTorch's own assertion (torch/cuda/__init__.py), libtorch's
+    // device guard, R torch's installer.
+    {{"torch not compiled with cuda enabled"}, "framework:no-cuda",
+     "the framework was built without CUDA", "f-fwcuda-detectron2-460-cpu-torch"},
+    {{"not linked with support for cuda devices"}, "framework:no-cuda",
+     "the framework was built without CUDA", "e-new2-rtorch-1082-cuda118-cpu-libtorch"},
+    {{"detected but torch only supports"}, "framework:no-cuda",
+     "the framework has no build for this CUDA version", "e-new2-rtorch-285-cuda110-falls-back-cpu"},
+    {{"unsupported cuda version \""}, "framework:no-cuda",
+     "the framework has no build for this CUDA version", "e-new2-rtorch-1165-unsupported-cuda-116"},
+    // A CUDA library the program loads (cudart, cuDNN, cuBLAS) missing or of
+    // another version than it was built for: TensorFlow's loader, XLA's checks.
+    {{"could not load dynamic library 'libcu"}, "library:cuda-mismatch",
+     "a CUDA library the program needs cannot be loaded", "d-rnd2-deepchem-libcudart-2467"},
+    {{"loaded runtime cudnn library", "but source was compiled with"}, "library:cuda-mismatch",
+     "the cuDNN loaded is older than the one the program was built with",
+     "e-new1-jax-15268-cudnn-85-vs-86"},
+    {{"but jax was built against version"}, "library:cuda-mismatch",
+     "the CUDA libraries installed are older than JAX was built against",
+     "d-rnd2-rfdiffusion-jax-208"},
   };
   // clang-format on
   return kPhrases;

@@ -135,6 +135,8 @@ const std::vector<CatalogEntry>& finding_catalog() {
       {"nccl.peer-failed",             "a peer rank or the network failed an NCCL collective",       65, false},
       {"nccl.failed",                  "an NCCL call failed on a CUDA or system call",               66, false},
       {"program.kernel-fault",         "a GPU kernel of the program faulted",                        67, false},
+      {"program.framework-without-cuda", "the framework was built without CUDA, or without this CUDA version", 21, false},
+      {"program.cuda-library-mismatch", "a CUDA library the program loads is missing or of another version", 25, false},
       {"program.api-error",            "a CUDA, NVML or NCCL call failed for the program's own reason", 68, false},
       {"explain.unattributed",         "the text shows an error explain cannot attribute",           99, true},
       // gpudoctor diag (issue 6): what the active tests measured. An

@@ -107,6 +107,10 @@ const std::vector<Help> kHelp = {
   // Ids explain names from a text alone (rules.cc's families, weights.cc).
   {"program.kernel-fault", {"compute-sanitizer python your_script.py   # names the kernel and the bad access; CUDA_LAUNCH_BLOCKING=1 makes the error point at the launch that faulted"},
    "sudo dmesg | grep -i xid   # Xid 13/31/43: the program's fault as the driver saw it; Xid 48/63/94/95: an ECC error; none: the program; or `gpudoctor logs`"},
+  {"program.framework-without-cuda", {"install the framework's CUDA build (PyTorch: the +cuXXX wheel from download.pytorch.org for a CUDA the driver supports; JAX: jax[cuda12]); pip cache purge first if pip keeps taking the CPU one"},
+   "python -c 'import torch; print(torch.__version__, torch.version.cuda)'   # None or +cpu: a build without CUDA; nvidia-smi shows the CUDA the driver supports"},
+  {"program.cuda-library-mismatch", {"install the CUDA libraries (cudart, cuDNN, cuBLAS) of the versions the program was built for, e.g. the framework's pip extra (jax[cuda12], tensorflow[and-cuda]) or the matching nvidia-cudnn-cu12 wheel"},
+   "pip list | grep -i nvidia; ldconfig -p | grep -e libcudart -e libcudnn   # the versions found, against the ones the error names"},
   {"program.api-error", {"fix the call the error names (its arguments, handle or order); the code's meaning is in the evidence"},
    "run `gpudoctor check` on that machine: when it finds nothing, the code is the program's own"},
   {"nccl.peer-failed", {"find the rank that stopped first: its own log has the first error (an exception, an OOM, a killed process); then the network (NCCL_DEBUG=INFO, ibstat)"},

@@ -141,6 +141,10 @@ const std::vector<Row> kRules = {
   // running or not registered on the node.
   {"k8s:no-gpus",           {"container.runtime-not-configured", "k8s.device-plugin", "driver.not-loaded"}},
   {"k8s:plugin-unregistered", {"k8s.device-plugin"}},
+  // The program's own build and libraries (catalog/error_phrases.cc cites
+  // each wording's thread): the machine may be fine.
+  {"framework:no-cuda",     {"program.framework-without-cuda"}},
+  {"library:cuda-mismatch", {"program.cuda-library-mismatch"}},
   // §5.2: the driver ships libcuda.so.1; a program that opens "libcuda.so"
   // needs the development link, or its own lookup is wrong.
   {"libcuda-unversioned",   {"program.api-error", "driver.libraries-missing"}},

@@ -225,6 +225,8 @@ std::string signal_words(const std::string& key) {
   if (key == "wsl1-kernel") return "a WSL 1 kernel";
   if (key == "wsl") return "a failure under WSL 2";
   if (key == "libcuda:missing-symbol") return "a driver entry point missing from libcuda";
+  if (key == "framework:no-cuda") return "a framework built without CUDA (or without this CUDA)";
+  if (key == "library:cuda-mismatch") return "a CUDA library missing or of another version";
   if (key == "libcuda-unversioned") return "the program loading libcuda.so, not libcuda.so.1";
   if (key == "k8s:no-gpus") return "a node advertising nvidia.com/gpu: 0";
   if (key == "k8s:plugin-unregistered") return "the device plugin failing to register";

@@ -126,7 +126,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # corpus of 304 scored cases 65.1 % (tune 73.8, measure 55.0) and 70.7 %,
 # cross-repository 52.6 % and 56.9 %, e-new 25.7 %, e-op 76.9 % / 92.3 %.
 # The floor follows the larger corpus down; the trail stays here.
-FLOOR = {"top1": 0.64, "top3": 0.70, "false_alarms": 1}
+# Then ids for the two commonest causes the batch had none for, from the
+# frameworks' own words (program.framework-without-cuda: "Torch not compiled
+# with CUDA enabled" and R torch's; program.cuda-library-mismatch: TensorFlow's
+# and XLA's library checks), with two PyTorch threads read for them (f-*):
+# 306 scored cases 67.3 % (tune 75.8, measure 57.4) and 72.9 %,
+# cross-repository 52.9 % and 57.2 %; e-new 37.1 %.
+FLOOR = {"top1": 0.66, "top3": 0.72, "false_alarms": 1}
 REQUIRED = ("id", "url", "title", "symptom", "cause", "fix", "confirmed_by", "confirmation",
             "class", "expected", "false_alarm", "context")
 SAYS_SOMETHING = ("fail", "warn", "info")
