@@ -292,9 +292,24 @@ constexpr NumberForm kNumberForms[] = {
     {"result ", false},
 };
 
+// "error 999" in prose with no word of CUDA's on its line ("I found this on
+// error 999, which was showing in my logs"): a code only when it is one
+// CUDA fails to start with and has three digits (100, 304, 802-804, 999),
+// which no other layer of this stack prints as "error N".
+std::optional<CodeMention> bare_start_code(std::string_view line, std::string_view lowered) {
+  for (size_t at = lowered.find("error "); at != std::string_view::npos;
+       at = lowered.find("error ", at + 1)) {
+    int code = number_at(line, at + 6);
+    if (code >= 100 && code <= 999 && cuda_start_error(code) && find_cuda_error(code) != nullptr) {
+      return mention(CodeSpace::kCuda, code, "number", line.substr(at));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<CodeMention> by_number(std::string_view line, std::string_view lowered) {
   auto space = space_of(lowered);
-  if (!space) return std::nullopt;
+  if (!space) return bare_start_code(line, lowered);
   // make's "*** [all] Error 2" under an nvcc line is make's own status.
   if (lowered.find("***") != std::string_view::npos) return std::nullopt;
   // The first number its runtime's text follows ("Error 2: out of memory")

@@ -81,6 +81,9 @@ const CodeCase kCodeCases[] = {
    CodeSpace::kNvml, 18, {"driver.library-mismatch"}},
   {"pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded", "explain/parse_nvml.cc's header", CodeSpace::kNvml, 9,
    {"driver.not-loaded"}},
+  // A start code in prose, without CUDA's name on its line.
+  {"I found this on error 999 (which was showing in my logs.", "e-new2-nixpkgs-333123-ollama-999-uvm-not-loaded",
+   CodeSpace::kCuda, 999, {"driver.after-suspend"}},
   // The message texts themselves.
   {"ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected", "explain/parse_cuda.cc's header",
    CodeSpace::kCuda, 100, {"visible-devices.invalid"}},
@@ -108,7 +111,8 @@ TEST(ExplainCodes, EveryFormNamesItsCodeAndItsCauses) {
 TEST(ExplainCodes, NumbersThatAreNoCodes) {
   for (const char* line :
        {"make: *** [Makefile:12: all] Error 2   (nvcc cuda build)", "CUDA Version: 12.4",
-        "cuda 11.8 installed, error rate 3/4", "ERROR 02-20 16:43:12 cuda worker started"}) {
+        "cuda 11.8 installed, error rate 3/4", "ERROR 02-20 16:43:12 cuda worker started",
+        "HTTP error 404 from the registry", "error 500: internal server error"}) {
     SCOPED_TRACE(line);
     EXPECT_FALSE(find_error_code(line, ascii_lower(line)).has_value());
   }
