@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "catalog/cuda_errors.h"
+#include "explain/parse.h"
 #include "util/ascii.h"
 #include "util/substring_index.h"
 #include "util/text.h"
@@ -38,16 +39,6 @@ namespace gd {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident(char c) {
-  return is_digit(c) || std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-
-std::string_view ident_at(std::string_view s, size_t pos) {
-  size_t end = pos;
-  while (end < s.size() && is_ident(s[end])) ++end;
-  return s.substr(pos, end - pos);
-}
-
 // The decimal number at `pos` after blanks and one of ( = # : [; -1 if none
 // (or one of more than 6 digits: no code is).
 int number_at(std::string_view s, size_t pos) {
@@ -131,7 +122,7 @@ std::optional<CodeMention> by_name(std::string_view line) {
         return mention(CodeSpace::kNvml, rc, "name", name);
       continue;
     }
-    if (!cuda_prefix && at > 0 && is_ident(line[at - 1])) continue;
+    if (!cuda_prefix && at > 0 && is_ident_char(line[at - 1])) continue;
     std::string name = cuda_prefix ? std::string(ident_at(line, at - 5))
                                    : "CUDA_" + std::string(ident_at(line, at));
     if (const CudaErrorInfo* e = find_cuda_error_by_name(name); e != nullptr && e->code > 0) {

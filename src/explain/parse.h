@@ -102,6 +102,9 @@ void add_regression_lines(std::string_view text, TextParse* p);
 std::string find_bus_id(std::string_view s);
 // The decimal number s starts with; -1 when it starts with no digit.
 int leading_number(std::string_view s);
+// The C identifier starting at `pos` ("cuCtxCreate_v4", "CUDA_ERROR_NO_DEVICE"); "" if none.
+std::string_view ident_at(std::string_view s, size_t pos);
+bool is_ident_char(char c);
 // "23000MiB" -> bytes; nullopt if not that shape.
 std::optional<uint64_t> mib_bytes(std::string_view t);
 NvmlGpu* gpu_by_index(NvmlInfo& n, uint32_t index);

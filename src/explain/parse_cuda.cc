@@ -25,38 +25,14 @@
 // NCCL (src/include/checks.h CUDACHECK):
 //   node1:2201:2201 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'
 //   torch.distributed.DistBackendError: NCCL error in: ..., unhandled cuda error
-#include <cstdlib>
 
 #include "catalog/cuda_errors.h"
 #include "explain/error_codes.h"
 #include "explain/parse.h"
-#include "util/ascii.h"
 #include "util/substring_index.h"
 
 namespace gd {
 namespace {
-
-// The number starting at `pos` (blanks, '(' , '=' and '#' skipped); -1 if none.
-int number_at(std::string_view s, size_t pos) {
-  while (pos < s.size() && (s[pos] == ' ' || s[pos] == '(' || s[pos] == '=' || s[pos] == '#')) {
-    ++pos;
-  }
-  if (pos >= s.size() || s[pos] < '0' || s[pos] > '9') return -1;
-  long v = 0;
-  while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9' && v < 1000000)
-    v = v * 10 + (s[pos++] - '0');
-  return static_cast<int>(v);
-}
-
-bool is_ident(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-std::string_view ident_at(std::string_view s, size_t pos) {
-  size_t end = pos;
-  while (end < s.size() && is_ident(s[end])) ++end;
-  return s.substr(pos, end - pos);
-}
 
 // Codes that happen after CUDA started (kernel faults, bad arguments): they
 // are reported, but do not say CUDA failed to start.
@@ -144,14 +120,14 @@ bool names_a_start_call(std::string_view lowered) {
 
 // A CUDA code the recognizer found: a driver API name is cuInit's answer,
 // anything else the runtime's; NCCL's CUDACHECK line is NCCL's report of it.
-void report_cuda_code(const CodeMention& m, std::string_view line, int line_no, TextParse* p) {
+void report_cuda_code(const CodeMention& m, std::string_view line, std::string_view lowered,
+                      int line_no, TextParse* p) {
   const CudaErrorInfo* e = find_cuda_error(m.code);
   const bool driver_name = m.form == "name" && !m.as_printed.starts_with("cuda");
   // Out of memory is a start failure only at start (facts §11.6: the
   // address-space reservation); in a wrapper that names no start call
   // ("Check failed: error == cudaSuccess (2 vs. 0) out of memory") it is
   // an allocation, like the allocators' own messages.
-  const std::string lowered = ascii_lower(line);
   if (m.code == 2 && m.form != "cuda-failure" && !names_a_start_call(lowered)) {
     add_reported(p, "cuda-alloc", 2, m.as_printed, line, line_no);
     return;
@@ -225,7 +201,7 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
       at != std::string_view::npos) {
     int version = -1;
     if (size_t v = lowered.find("found version", at); v != std::string_view::npos) {
-      version = number_at(line, v + 13);
+      version = leading_number(trim(line.substr(v + 13)));
     }
     set_runtime_code(p, 35, version);
     add_reported(p, "cuda-runtime", 35, "The NVIDIA driver on your system is too old", line,
@@ -243,7 +219,7 @@ bool parse_cuda_line(std::string_view line, std::string_view lowered, int line_n
   // Every other code, in any wrapper (explain/error_codes.h).
   if (const auto& m = code_on_line(line, lowered, line_no, p)) {
     if (m->space == CodeSpace::kCuda) {
-      report_cuda_code(*m, line, line_no, p);
+      report_cuda_code(*m, line, lowered, line_no, p);
       return true;
     }
     if (m->space == CodeSpace::kNccl) {

@@ -38,6 +38,16 @@ const std::optional<CodeMention>& code_on_line(std::string_view line, std::strin
   return p->code;
 }
 
+bool is_ident_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+std::string_view ident_at(std::string_view s, size_t pos) {
+  size_t end = pos;
+  while (end < s.size() && is_ident_char(s[end])) ++end;
+  return s.substr(pos, end - pos);
+}
+
 bool icontains(std::string_view lowered_haystack, std::string_view lowered_needle) {
   return lowered_haystack.find(lowered_needle) != std::string_view::npos;
 }
