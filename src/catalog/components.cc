@@ -1,6 +1,6 @@
 // Each row: the words a report uses for one part of the stack, and the
 // causes the facts give for that part failing, in the order of likelihood
-// their section gives (the same order as explain/suspects.cc's kRules row
+// their section gives (the same order as explain/rules.cc's kRules row
 // for the error code that part shows). A word that also names something
 // harmless stays out: "ulimit" alone is also memlock and open files (NCCL's
 // --ulimit memlock=-1), "resume" alone is also a training run's checkpoint.
@@ -63,11 +63,12 @@ const std::vector<Component>& components() {
      {"container.cdi-stale"},
      "docs/containers.md (CDI specs), docs/nvidia-facts.md §6.3"},
     // The device plugin finds no GPU under a runtime that does not inject
-    // the driver (nvidia not the default runtime), or a node without one.
-    // No finding of its own: the k8s:no-gpus row of explain/suspects.cc.
+    // the driver (nvidia not the default runtime), cannot register with the
+    // kubelet, or runs on a node without a driver: the k8s:no-gpus row of
+    // explain/rules.cc.
     {"device-plugin", "the Kubernetes device plugin",
      {"device plugin", "device-plugin", "deviceplugin"},
-     {"container.runtime-not-configured", "driver.not-loaded"},
+     {"container.runtime-not-configured", "k8s.device-plugin", "driver.not-loaded"},
      "docs/nvidia-facts.md §6.3 (the Kubernetes device plugin)"},
     // ACS redirecting peer-to-peer traffic through the IOMMU: NCCL hangs or
     // crawls. Turned off, it is the fix, not the cause.

@@ -3,7 +3,7 @@
 // isn't loaded", "Secure Boot rejects the module". Each names the finding
 // ids it points at, most likely first, and the facts section that says so;
 // explain/parse_components.cc reads a component beside a failure word as a
-// signal, and explain/suspects.cc ranks these ids for it.
+// signal, and explain/rules.cc gives these ids for it.
 #pragma once
 
 #include <string_view>

@@ -1,6 +1,6 @@
 // Error text that names a cause without an error code: phrases that real
 // programs, containers and tools print, each with the signal it gives
-// `explain` (explain/suspects.cc ranks the causes a signal points at) and
+// `explain` (explain/rules.cc maps a signal to its causes) and
 // the public thread that showed it (tests/cases/<id>.json holds its URL,
 // the text as posted and the cause the thread confirmed).
 #pragma once

@@ -1,7 +1,8 @@
 // explain: pasted text -> the snapshot fields the probes fill -> the same
 // checks -> a Report (shared/DESIGN.md "The flow"). The checks stay the only
 // brain: a check runs when the text showed every source it needs; what the
-// text shows but cannot decide becomes a "possible cause" (suspects.cc).
+// text shows but cannot decide becomes a "possible cause" (suspects.cc,
+// over the tables explain/ranking.h lists).
 #include "explain/explain.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Lines that name a cause in words rather than by an error code, from the
 // phrase table (catalog/error_phrases.h): each gives its signal to
-// explain/suspects.cc, which ranks the causes it points at.
+// explain/rules.cc, which maps it to the causes it points at.
 #include "catalog/driver_regressions.h"
 #include "catalog/error_phrases.h"
 #include "explain/parse.h"
