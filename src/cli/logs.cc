@@ -45,7 +45,8 @@ void probe_identity(const std::string& root, Snapshot* s) {
 void setup_logs(CLI::App* app, LogsArgs* args) {
   app->add_option("--since", args->since,
                   "Only events since then: a duration back from now (90s, 30m, 2h, 1d), today, "
-                  "yesterday, a date or a time (2026-03-01 14:00)")
+                  "yesterday, a date or a time (2026-03-01 14:00); a --from file by its lines' "
+                  "dates (lines with none, as dmesg's, are shown and counted)")
       ->option_text("WHEN");
   app->add_option("--from", args->file,
                   "Read this saved log instead of this machine's (dmesg, dmesg -T, journal, "
@@ -64,6 +65,7 @@ int run_logs(const LogsArgs& args) {
   KernelLogOptions opt;
   opt.root = args.root;
   opt.file = args.file;
+  EventsWindow window;
   if (!args.since.empty()) {
     // One parser with `history --since`: a duration, today, yesterday, a
     // date or a time; the window is what lies between it and now.
@@ -74,6 +76,10 @@ int run_logs(const LogsArgs& args) {
       return kExitUsage;
     }
     opt.max_age_s = std::max<double>(0, static_cast<double>(now_ms - *since) / 1000.0);
+    // A log from elsewhere is judged by its lines' own times (kernel_log.h).
+    // Floored: the lines' stamps are read to the second.
+    opt.since_unix_s = *since >= 0 ? *since / 1000 : -((-*since + 999) / 1000);
+    window.since_unix_s = opt.since_unix_s;
   }
   Snapshot s;
   if (args.file.empty()) probe_identity(args.root, &s);
@@ -105,6 +111,7 @@ int run_logs(const LogsArgs& args) {
     return kExitInternal;
   }
   s.kernel_log = std::move(*log);
+  window.undated = stats.undated;
   if (s.kernel_log.source.empty()) {
     // Nothing readable: say why and how to fix it, as check does.
     print_error("cannot read the kernel log: " + s.kernel_log.unreadable +
@@ -118,7 +125,7 @@ int run_logs(const LogsArgs& args) {
     r.gaps.push_back(std::move(*gap));
     s.probes.push_back(std::move(r));
   }
-  print(args.json ? render_events_json(s) : render_events_text(s));
+  print(args.json ? render_events_json(s, window) : render_events_text(s, window));
   return 0;
 }
 

@@ -223,6 +223,15 @@ std::string_view read_priority(std::string_view s) {
 
 }  // namespace
 
+LogLine parse_log_line(std::string_view line, int year, std::optional<int64_t> written_by) {
+  LogLine l = parse_log_line(line, year);
+  // A day of slack: the stamp is local time, read as UTC.
+  if (l.form == LineForm::kSyslog && written_by && l.unix_s && *l.unix_s > *written_by + 86400) {
+    l = parse_log_line(line, year - 1);
+  }
+  return l;
+}
+
 LogLine parse_log_line(std::string_view line, int year) {
   LogLine l;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

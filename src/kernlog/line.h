@@ -35,5 +35,10 @@ struct LogLine {
 // Never fails: a line with no recognised prefix is kBare with the whole
 // line as message. year: for syslog stamps, which print none.
 LogLine parse_log_line(std::string_view line, int year);
+// A syslog stamp's year inferred from when the log was last written (its
+// file's mtime, or now): `year` (that moment's), or the year before where
+// the stamp would then fall more than a day after written_by ("Dec 30
+// 23:59:01" in a log written on Jan 2, which spans New Year).
+LogLine parse_log_line(std::string_view line, int year, std::optional<int64_t> written_by);
 
 }  // namespace gd

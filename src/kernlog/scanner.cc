@@ -67,6 +67,23 @@ struct Fold {
 
 int clocks_of(const Occurrence& o) { return (o.boot_s ? 2 : 0) + (o.unix_s ? 1 : 0); }
 
+// When the boot clock was 0 on the wall clock: the reference's wall time less
+// its boot time, when it has both (read live, or a file whose last line
+// prints both clocks). Stamps from before a suspend read late by its length:
+// the boot clock of printk stops while suspended.
+std::optional<int64_t> boot_unix_of(const ScanReference& ref) {
+  if (!ref.now_boot_s || !ref.now_unix_s) return std::nullopt;
+  return *ref.now_unix_s - static_cast<int64_t>(*ref.now_boot_s);
+}
+
+// An occurrence on the wall clock: its line's own time, else its boot-clock
+// stamp from boot_unix.
+std::optional<int64_t> wall_of(const Occurrence& o, std::optional<int64_t> boot_unix) {
+  if (o.unix_s) return o.unix_s;
+  if (o.boot_s && boot_unix) return *boot_unix + static_cast<int64_t>(*o.boot_s);
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct KernelLogScanner::Impl {
@@ -84,9 +101,19 @@ struct KernelLogScanner::Impl {
   // set_window: occurrences outside it are not folded.
   std::optional<ScanReference> window_ref;
   std::optional<double> window_max_age_s;
+  // set_since: occurrences before it on the wall clock are not folded.
+  std::optional<int64_t> window_since;
+  std::optional<int64_t> window_boot_unix;  // boot_unix_of(the since window's ref)
+  std::optional<int64_t> written_by;        // set_written_by
+  uint64_t undated = 0;                     // finish(): kept, not placed in time
   uint64_t bytes = 0;
 
   bool outside_window(const Occurrence& o) const {
+    if (window_since) {
+      // No wall time yet: kept, and judged again by finish().
+      auto wall = wall_of(o, window_boot_unix);
+      return wall && *wall < *window_since;
+    }
     if (!window_ref || !window_max_age_s) return false;
     std::optional<double> age;
     if (o.boot_s && window_ref->now_boot_s) {
@@ -153,7 +180,7 @@ struct KernelLogScanner::Impl {
   }
 
   void line(std::string_view raw) {
-    LogLine l = parse_log_line(raw, year);
+    LogLine l = parse_log_line(raw, year, written_by);
     // A saved kmsg record's header is no time for people: print it as dmesg does.
     Occurrence when{l.form == LineForm::kKmsg ? dmesg_stamp(*l.boot_s) : std::string(l.stamp),
                     l.boot_s, l.unix_s};
@@ -233,6 +260,15 @@ void KernelLogScanner::set_window(const ScanReference& ref, std::optional<double
   impl_->window_max_age_s = max_age_s;
 }
 
+void KernelLogScanner::set_since(const ScanReference& ref, int64_t since_unix_s) {
+  impl_->window_since = since_unix_s;
+  impl_->window_boot_unix = boot_unix_of(ref);
+}
+
+void KernelLogScanner::set_written_by(int64_t unix_s) { impl_->written_by = unix_s; }
+
+uint64_t KernelLogScanner::undated() const { return impl_->undated; }
+
 void KernelLogScanner::keep_new(size_t max_events) {
   impl_->keep_new = max_events;
   while (impl_->fresh.size() > max_events) impl_->fresh.pop_front();
@@ -276,18 +312,27 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
                        std::max<double>(0, static_cast<double>(*now_unix - s.min_unix))};
     return std::nullopt;
   };
-  // A boot-clock stamp on the wall clock: the boot time is the reference's
-  // wall time less its boot time, when it has both (read live, or a file
-  // whose last line prints both clocks). Stamps from before a suspend read
-  // late by its length: the boot clock of printk stops while suspended.
-  std::optional<int64_t> boot_unix;
-  if (ref.now_boot_s && ref.now_unix_s) {
-    boot_unix = *ref.now_unix_s - static_cast<int64_t>(*ref.now_boot_s);
-  }
-  auto wall = [&](const Occurrence& o) -> std::optional<int64_t> {
-    if (o.unix_s) return o.unix_s;
-    if (o.boot_s && boot_unix) return *boot_unix + static_cast<int64_t>(*o.boot_s);
-    return std::nullopt;
+  // A boot-clock stamp on the wall clock (boot_unix_of).
+  const std::optional<int64_t> boot_unix = boot_unix_of(ref);
+  auto wall = [&](const Occurrence& o) { return wall_of(o, boot_unix); };
+  // The window: set_since's wall-clock start, else max_age_s against ref.
+  const std::optional<int64_t> since = impl_->window_since;
+  // (A wall-clock window replaces max_age_s.)
+  const bool by_age = !since && max_age_s.has_value();
+  const double max_age = by_age ? *max_age_s : 0;
+  impl_->undated = 0;
+  // Whether an occurrence is outside the window; nullopt: the window cannot
+  // place it in time (kept, and counted).
+  auto outside = [&](const Occurrence& o) -> std::optional<bool> {
+    if (since) {
+      auto w = wall(o);
+      if (!w) return std::nullopt;
+      return *w < *since;
+    }
+    if (!by_age) return false;
+    auto a = age(o);
+    if (!a) return std::nullopt;
+    return *a > max_age;
   };
   KernelLogInfo info;
   info.attempted = true;
@@ -323,13 +368,33 @@ KernelLogInfo KernelLogScanner::finish(const ScanReference& ref, std::optional<d
       const Summary& s = f.older[clocks];
       if (s.n == 0) continue;
       // Declared up front, the window already dropped what it drops.
-      auto a = ages(s, clocks);
-      if (max_age_s && !impl_->window_max_age_s && a && a->first > *max_age_s) continue;
+      if (since) {
+        // The newest of them on the wall clock (the line's own time first, as wall()).
+        std::optional<int64_t> newest;
+        if (clocks & 1) {
+          newest = s.max_unix;
+        } else if ((clocks & 2) && boot_unix) {
+          newest = *boot_unix + static_cast<int64_t>(s.max_boot);
+        }
+        if (!newest) {
+          impl_->undated += s.n;
+        } else if (*newest < *since) {
+          continue;
+        }
+      } else if (by_age) {
+        auto a = ages(s, clocks);
+        if (!a) {
+          impl_->undated += s.n;
+        } else if (!impl_->window_max_age_s && a->first > max_age) {
+          continue;
+        }
+      }
       take(s.n, s.first_seq, s.first, s.last_seq, s.last);
     }
     for (const Stamped& o : f.recent) {
-      std::optional<double> a = age(o.when);
-      if (max_age_s && a && *a > *max_age_s) continue;
+      std::optional<bool> out = outside(o.when);
+      if (out && *out) continue;
+      if (!out) ++impl_->undated;
       take(1, o.seq, o.when, o.seq, o.when);
     }
     if (count == 0) continue;

@@ -65,6 +65,22 @@ class KernelLogScanner {
   // same window is exact for any log. Without it, finish() applies its
   // window to each event's summary of older occurrences as a whole.
   void set_window(const ScanReference& ref, std::optional<double> max_age_s);
+  // Declares a window on the wall clock before the first line: `logs
+  // --since WHEN` on a log not read live (a file from elsewhere), whose
+  // events are judged by the times its lines give, not by their age. An
+  // occurrence whose wall time is before since_unix_s is dropped: its line's
+  // own (ISO 8601, syslog with its year inferred, dmesg -T), else a
+  // boot-clock stamp put on the wall clock by ref's two clocks (a last line
+  // that prints both). Occurrences with neither (dmesg's "[ 1234.5678]"
+  // alone, bare lines) are kept and counted (undated()). finish() judges
+  // again, with its own ref, what streamed before its ref was known (a
+  // pipe); then its max_age_s is not used.
+  void set_since(const ScanReference& ref, int64_t since_unix_s);
+  // The log was written by then (its file's mtime, or now for a pipe): a
+  // syslog stamp, which prints no year, that would fall more than a day
+  // after it belongs to the year before (a log that spans New Year, read
+  // with the year of its mtime).
+  void set_written_by(int64_t unix_s);
 
   // Events decoded since the last call, unfolded, in log order (--follow).
   // At most the newest keep_new() of them are held between calls.
@@ -85,6 +101,10 @@ class KernelLogScanner {
   // window's edge falls among the newest few (older ones straddling it are
   // kept).
   KernelLogInfo finish(const ScanReference& ref, std::optional<double> max_age_s = {});
+  // After finish() with a window (max_age_s, or set_since): the occurrences
+  // it kept because it could not place them in time (no age, or no wall
+  // time for set_since). 0 without a window.
+  uint64_t undated() const;
 
   struct Impl;  // opaque state (public so the scan callback can reach it)
 

@@ -47,6 +47,7 @@ using klog::Feed;
 using klog::feed_journal;
 using klog::feed_kmsg_file;
 using klog::feed_text_fd;
+using klog::file_time;
 using klog::file_year;
 using klog::open_kmsg;
 using klog::open_user_file;
@@ -88,36 +89,51 @@ ScanReference reference_at(const RootFs& fs) {
 // A file from elsewhere: "now" is the time of its last line, so ages say how
 // long before the end of the log an event was (the scanner only looks at the
 // lines that matter to it, which need not include the last one).
-ScanReference line_reference(const std::string& line, int year) {
+ScanReference line_reference(const std::string& line, int year, std::optional<int64_t> written_by) {
   ScanReference ref;
   ref.from_log_end = true;
   if (line.empty()) return ref;
-  LogLine l = parse_log_line(line, year);
+  LogLine l = parse_log_line(line, year, written_by);
   ref.now_boot_s = l.boot_s;
   ref.now_unix_s = l.unix_s;
   return ref;
 }
 
-ScanReference newest_reference(const Feed& f) { return line_reference(f.last_line, f.year); }
+ScanReference newest_reference(const Feed& f) {
+  return line_reference(f.last_line, f.year, f.written_by);
+}
 
 // A window (--since) is declared to the scanner before reading, so it folds
-// only what is inside it as the log streams (kernlog/scanner.h). A regular
-// file's "now" is its last line, read first from its end.
+// only what is inside it as the log streams (kernlog/scanner.h). ref: this
+// machine's "now"; none for a log from elsewhere, whose "now" is its last line
+// (a regular file's is read first from its end) and whose events are judged
+// by the wall-clock times their lines give (opt.since_unix_s): an age against
+// its last line says nothing about a date the user named, and "2h" counts
+// back from now, not from the log's end.
 std::optional<ScanReference> declare_window(Feed* f, const KernelLogOptions& opt,
                                             std::optional<ScanReference> ref, int fd) {
-  if (!opt.max_age_s) return ref;
+  const bool from_elsewhere = !ref;
+  const bool since = from_elsewhere && opt.since_unix_s;
+  if (!opt.max_age_s && !since) return ref;
   if (!ref) {
     struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-    ref = line_reference(klog::last_line_of(fd), f->year);
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      ref = line_reference(klog::last_line_of(fd), f->year, f->written_by);
+    }
   }
-  f->scanner.set_window(*ref, opt.max_age_s);
+  if (since) {
+    // A pipe's last line comes last: finish() places what streamed before it.
+    f->scanner.set_since(ref ? *ref : ScanReference{}, *opt.since_unix_s);
+  } else if (ref) {
+    f->scanner.set_window(*ref, opt.max_age_s);
+  }
   return ref;
 }
 
 KernelLogInfo finish(Feed& f, const ScanReference& ref, std::optional<double> max_age_s,
                      std::string source) {
   KernelLogInfo info = f.scanner.finish(ref, max_age_s);
+  f.stats.undated = f.scanner.undated();
   info.attempted = true;
   info.source = std::move(source);
   if (info.bytes == 0) info.bytes = f.bytes;
@@ -226,21 +242,23 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
     auto fd = open_user_file(opt.file);
     if (!fd) return Error{fd.error()};
     Feed f(file_year(fd->get()));
+    f.set_written_by(file_time(fd->get()));
     auto ref = declare_window(&f, opt, std::nullopt, fd->get());
     std::string err = feed_text_fd(fd->get(), false, &f);
     if (!err.empty()) return Error{"cannot read " + opt.file + ": " + err};
-    if (stats != nullptr) *stats = f.stats;
     // A file from elsewhere: ages against its own last line.
-    return finish(f, ref ? *ref : newest_reference(f), opt.max_age_s,
-                  opt.file == "-" ? "stdin" : opt.file);
+    KernelLogInfo info = finish(f, ref ? *ref : newest_reference(f), opt.max_age_s,
+                                opt.file == "-" ? "stdin" : opt.file);
+    if (stats != nullptr) *stats = f.stats;
+    return info;
   }
 
   RootFs fs(opt.root);
   std::vector<std::string> reasons;
   int dmesg_restrict = read_dmesg_restrict(fs);
   auto done = [&](Feed& f, const ScanReference& ref, std::string source) {
-    if (stats != nullptr) *stats = f.stats;
     KernelLogInfo info = finish(f, ref, opt.max_age_s, std::move(source));
+    if (stats != nullptr) *stats = f.stats;
     info.unreadable = join_skip_leading_empty(reasons, "; ");
     info.dmesg_restrict = dmesg_restrict;
     return info;
@@ -288,6 +306,7 @@ Result<KernelLogInfo> read_kernel_log(const KernelLogOptions& opt, KernelLogStat
       reasons.push_back("/var/log/kern.log is not a regular file");
     } else {
       Feed f(local_year(st.st_mtime));
+      f.set_written_by(st.st_mtime);
       // Live: ages against now; a recorded tree's file against its newest line.
       auto ref =
           declare_window(&f, opt, fs.live() ? std::optional(reference_at(fs)) : std::nullopt, fd);

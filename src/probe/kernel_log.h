@@ -21,6 +21,12 @@ struct KernelLogOptions {
   std::string root = "/";           // every path is read under this root
   std::string file;                 // read this file instead ("-" = stdin); any text form
   std::optional<double> max_age_s;  // drop events older than this (--since, check window)
+  // `logs --since`'s start on the wall clock. A log from elsewhere (file,
+  // or a recorded tree's kern.log) is judged by it, by the times its lines
+  // give (KernelLogScanner::set_since), instead of by max_age_s against its
+  // last line; the sources read against this machine's clocks use
+  // max_age_s.
+  std::optional<int64_t> since_unix_s;
 };
 
 // How the reading went, beyond what KernelLogInfo records (for the probe's
@@ -30,6 +36,9 @@ struct KernelLogStats {
   uint64_t lost_records = 0;     // /dev/kmsg EPIPE: overwritten before they were read
   uint64_t garbled_records = 0;  // records parse_kmsg_record() refused
   uint64_t skipped_lines = 0;    // lines of klog::kMaxLineBytes or more, passed over
+  // With a window: occurrences kept because they could not be placed in time
+  // (KernelLogScanner::undated(): dmesg's seconds since boot in a file).
+  uint64_t undated = 0;
 };
 
 // Reads the first source that can be read (or opt.file) and decodes it.

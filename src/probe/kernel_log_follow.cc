@@ -210,6 +210,7 @@ Result<bool> follow_kernel_log(const KernelLogOptions& opt, const OnEvent& on_ev
     auto fd = open_user_file(opt.file);
     if (!fd) return Error{fd.error()};
     Feed f(file_year(fd->get()));
+    f.set_written_by(klog::file_time(fd->get()));
     f.scanner.keep_new(SIZE_MAX);
     struct stat st {};
     bool pipe = opt.file == "-" || (::fstat(fd->get(), &st) == 0 && !S_ISREG(st.st_mode));

@@ -73,6 +73,11 @@ struct Feed {
   explicit Feed(int y) : scanner(y), year(y) { scanner.keep_new(0); }
   KernelLogScanner scanner;
   int year;
+  std::optional<int64_t> written_by;  // KernelLogScanner::set_written_by
+  void set_written_by(int64_t unix_s) {
+    written_by = unix_s;
+    scanner.set_written_by(unix_s);
+  }
   std::string last_line;  // of the text: the log's own "now" (newest_reference)
   KernelLogStats stats;
   uint64_t bytes = 0;
@@ -162,6 +167,9 @@ Result<Fd> open_user_file(const std::string& file);
 // The last line of a regular file that is not blank, trimmed, at most 4096
 // bytes (Feed::last_line), read from its end; "" when none.
 std::string last_line_of(int fd);
+// When a file was last written (its mtime; now for a pipe), and that
+// moment's local year: the year of its syslog stamps, which print none.
+int64_t file_time(int fd);
 int file_year(int fd);
 
 // --- follow (kernel_log_follow.cc) -----------------------------------------------

@@ -322,10 +322,12 @@ std::string last_line_of(int fd) {
   return std::string(trim(tail).substr(0, 4096));
 }
 
-int file_year(int fd) {
+int64_t file_time(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return local_year(st.st_mtime);
-  return local_year(std::time(nullptr));
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) return st.st_mtime;
+  return std::time(nullptr);
 }
+
+int file_year(int fd) { return local_year(file_time(fd)); }
 
 }  // namespace gd::klog

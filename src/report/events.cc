@@ -121,7 +121,16 @@ nlohmann::ordered_json event_to_json(const Snapshot& s, const KernelEvent& e) {
   return j;
 }
 
-std::string render_events_json(const Snapshot& s) {
+std::string undated_note(const EventsWindow& w) {
+  if (!w.since_unix_s || w.undated == 0) return "";
+  const bool one = w.undated == 1;
+  return "--since does not apply to " + std::to_string(w.undated) +
+         (one ? " event line that carries" : " event lines that carry") +
+         " no date (dmesg's seconds since boot, or no time at all): " +
+         (one ? "it is" : "they are") + " shown";
+}
+
+std::string render_events_json(const Snapshot& s, const EventsWindow& w) {
   nlohmann::ordered_json j;
   j["schema"] = "gpudoctor.logs/v1";
   j["source"] = s.kernel_log.source;
@@ -130,6 +139,12 @@ std::string render_events_json(const Snapshot& s) {
   j["unfolded"] = s.kernel_log.unfolded;
   // Lines of 4 MiB or more passed over (kernlog/scanner.h); only when there were any.
   if (const FieldGap* g = field_gap(s, kKernelLogEventsField)) j["skipped"] = g->reason;
+  // Only with --since: its start, and the occurrences it could not place in
+  // time (kept in events).
+  if (w.since_unix_s) {
+    j["since"] = iso_time_s(*w.since_unix_s);
+    j["since_undated"] = w.undated;
+  }
   j["events"] = nlohmann::ordered_json::array();
   for (const KernelEvent& e : s.kernel_log.events) j["events"].push_back(event_to_json(s, e));
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -167,7 +182,7 @@ std::string render_event_text(const Snapshot& s, const KernelEvent& e) {
   return out;
 }
 
-std::string render_events_text(const Snapshot& s) {
+std::string render_events_text(const Snapshot& s, const EventsWindow& w) {
   const KernelLogInfo& k = s.kernel_log;
   std::string out;
   if (!k.unreadable.empty()) out += "note: " + k.unreadable + "\n";
@@ -175,6 +190,7 @@ std::string render_events_text(const Snapshot& s) {
          format_bytes(k.bytes) + ", " + std::to_string(k.events.size()) + " NVIDIA event(s)\n";
   if (k.unfolded > 0) out += "note: " + unfolded_text(k) + "\n";
   if (const FieldGap* g = field_gap(s, kKernelLogEventsField)) out += "note: " + g->reason + "\n";
+  if (std::string n = undated_note(w); !n.empty()) out += "note: " + n + "\n";
   for (const KernelEvent& e : k.events) out += "\n" + render_event_text(s, e);
   return out;
 }

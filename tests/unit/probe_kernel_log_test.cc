@@ -163,7 +163,7 @@ TEST(KernelLogRoots, MaxAgeDropsOldEvents) {
 }
 
 TEST(KernelLogRoots, HealthyMachineHasNoXid) {
-  auto r = read_kernel_log(KernelLogOptions{kRoots + "ws-4x4090", "", std::nullopt});
+  auto r = read_kernel_log(KernelLogOptions{kRoots + "ws-4x4090", "", std::nullopt, std::nullopt});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->source, "/dev/kmsg");
   for (const auto& e : r->events) EXPECT_NE(e.kind, "xid") << describe(*r);
@@ -171,8 +171,8 @@ TEST(KernelLogRoots, HealthyMachineHasNoXid) {
 
 TEST(KernelLogRoots, ContainerWithoutKmsgIsUnreadableData) {
   KernelLogStats stats;
-  auto r =
-      read_kernel_log(KernelLogOptions{kRoots + "container-no-gpus", "", std::nullopt}, &stats);
+  auto r = read_kernel_log(
+      KernelLogOptions{kRoots + "container-no-gpus", "", std::nullopt, std::nullopt}, &stats);
   ASSERT_TRUE(r) << r.error();
   EXPECT_TRUE(r->attempted);
   EXPECT_EQ(r->source, "");
@@ -182,7 +182,8 @@ TEST(KernelLogRoots, ContainerWithoutKmsgIsUnreadableData) {
 
 TEST(KernelLogRoots, GarbageNeverCrashes) {
   KernelLogStats stats;
-  auto r = read_kernel_log(KernelLogOptions{kRoots + "garbage", "", std::nullopt}, &stats);
+  auto r =
+      read_kernel_log(KernelLogOptions{kRoots + "garbage", "", std::nullopt, std::nullopt}, &stats);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->source, "/dev/kmsg");
   EXPECT_EQ(r->dmesg_restrict, -1);  // "2" is no value of the sysctl
@@ -270,7 +271,7 @@ TEST(KernelLogJournal, KernelEntriesOfThisBootOnly) {
   root.write("proc/sys/kernel/random/boot_id", "5ff914d3-a9ab-4713-8683-8a33674c1ee5\n");
   root.write("proc/uptime", "20.00 30.00\n");
   KernelLogStats stats;
-  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt}, &stats);
+  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt, std::nullopt}, &stats);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->source, "journal");
   EXPECT_EQ(r->unreadable, "no /dev/kmsg");
@@ -292,7 +293,7 @@ TEST(KernelLogJournal, WithoutBootIdTheNewestBootIsRead) {
   if (::access(kJournalRemote, X_OK) != 0) GTEST_SKIP() << "no " << kJournalRemote;
   TempDir root;
   ASSERT_TRUE(write_journal(root, journal_export()));
-  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt});
+  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt, std::nullopt});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->source, "journal");
   EXPECT_NE(find_event(*r, "xid", 79), nullptr) << describe(*r);
@@ -304,7 +305,7 @@ TEST(KernelLogJournal, JournalWithoutThisBootFallsBack) {
   TempDir root;
   ASSERT_TRUE(write_journal(root, journal_export()));
   root.write("proc/sys/kernel/random/boot_id", "11111111-2222-3333-4444-555555555555\n");
-  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt});
+  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt, std::nullopt});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->source, "");
   EXPECT_EQ(r->unreadable,
@@ -325,7 +326,7 @@ TEST(KernelLogText, KernLogFromTheLastBoot) {
                  std::string(kXid79) +
                  "\n"
                  "Dec  2 10:05:01 node7 kernel: [  420.000000] usb 1-4: USB disconnect\n");
-  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt});
+  auto r = read_kernel_log(KernelLogOptions{root.path, "", std::nullopt, std::nullopt});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->source, "/var/log/kern.log");
   EXPECT_EQ(r->unreadable, "no /dev/kmsg; no journal");
@@ -368,7 +369,7 @@ TEST(KernelLogText, BinaryFileGivesNoEventsAndNoCrash) {
   std::string junk;
   for (int i = 0; i < 4096; ++i) junk += static_cast<char>(i * 37);
   dir.write("junk", junk + "NVRM: Xid (PCI:" + junk);
-  auto r = read_kernel_log(KernelLogOptions{"/", dir.path + "/junk", std::nullopt});
+  auto r = read_kernel_log(KernelLogOptions{"/", dir.path + "/junk", std::nullopt, std::nullopt});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r->bytes, 2 * junk.size() + 15);
 }
@@ -389,7 +390,8 @@ TEST(KernelLogText, LineAcrossTheChunkBorderIsWhole) {
   ASSERT_GT(text.size(), border);
   text += "[    3.000000] the end\n";
   dir.write("big.log", text);
-  auto r = read_kernel_log(KernelLogOptions{"/", dir.path + "/big.log", std::nullopt});
+  auto r =
+      read_kernel_log(KernelLogOptions{"/", dir.path + "/big.log", std::nullopt, std::nullopt});
   ASSERT_TRUE(r) << r.error();
   const KernelEvent* e = find_event(*r, "xid", 79);
   ASSERT_NE(e, nullptr) << describe(*r);
@@ -417,7 +419,9 @@ void make_unreadable_tree(const TempDir& root) {
 TEST(KernelLogUnreadable, KmsgDeniedFallsBackWithItsReason) {
   TempDir root;
   make_unreadable_tree(root);
-  auto read = [&] { return read_kernel_log(KernelLogOptions{root.path, "", std::nullopt}); };
+  auto read = [&] {
+    return read_kernel_log(KernelLogOptions{root.path, "", std::nullopt, std::nullopt});
+  };
   std::string got;
   if (::geteuid() != 0) {
     auto r = read();
@@ -541,7 +545,7 @@ TEST(KernelLogFollow, GrowingFileRotatedAndTruncated) {
 TEST(KernelLogFollow, RecordedKmsgFromItsEnd) {
   TempDir root;
   root.write("dev/kmsg", "4,1,10,-;NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception\n");
-  Follower f(KernelLogOptions{root.path, "", std::nullopt});
+  Follower f(KernelLogOptions{root.path, "", std::nullopt, std::nullopt});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   append(root.path + "/dev/kmsg", "4,2,20,-;" + std::string(kXid79) + "\n SUBSYSTEM=pci\n");
   ASSERT_TRUE(f.wait_for(1));
@@ -557,7 +561,7 @@ TEST(KernelLogFollow, JournalNewEntriesOnly) {
   TempDir root;
   ASSERT_TRUE(write_journal(root, journal_export()));
   root.write("proc/sys/kernel/random/boot_id", "5ff914d3-a9ab-4713-8683-8a33674c1ee5\n");
-  Follower f(KernelLogOptions{root.path, "", std::nullopt});
+  Follower f(KernelLogOptions{root.path, "", std::nullopt, std::nullopt});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   // A second journal file in the same directory, as journald starts one.
   const std::string dir = root.path + "/var/log/journal/0123456789abcdef0123456789abcdef";
@@ -581,7 +585,7 @@ TEST(KernelLogFollow, StopsWhenOnEventSaysSo) {
   std::atomic<bool> stop{false};
   int seen = 0;
   auto r = follow_kernel_log(
-      KernelLogOptions{"/", dir.path + "/k.log", std::nullopt},
+      KernelLogOptions{"/", dir.path + "/k.log", std::nullopt, std::nullopt},
       [&](const KernelEvent&) { return ++seen < 1; }, stop);
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(seen, 1);
@@ -591,12 +595,13 @@ TEST(KernelLogFollow, NothingToFollow) {
   TempDir root;
   std::atomic<bool> stop{false};
   auto r = follow_kernel_log(
-      KernelLogOptions{root.path, "", std::nullopt}, [](const KernelEvent&) { return true; }, stop);
+      KernelLogOptions{root.path, "", std::nullopt, std::nullopt},
+      [](const KernelEvent&) { return true; }, stop);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), "no kernel log to follow: no /dev/kmsg; no journal; no /var/log/kern.log");
   r = follow_kernel_log(
-      KernelLogOptions{"/", "/nonexistent", std::nullopt}, [](const KernelEvent&) { return true; },
-      stop);
+      KernelLogOptions{"/", "/nonexistent", std::nullopt, std::nullopt},
+      [](const KernelEvent&) { return true; }, stop);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), "cannot read /nonexistent: No such file or directory");
 }
