@@ -369,8 +369,9 @@ TEST(ExplainReport, NvidiaSmisHeaderSaysADriverIsLoaded) {
   EXPECT_NE(std::find(not_loaded->evidence.begin(), not_loaded->evidence.end(),
                       "nvidia-smi shows driver 470.57.02"),
             not_loaded->evidence.end());
-  EXPECT_NE(not_loaded->ranked_by.find("weigh against it (-2: nvidia-smi shows the driver's version"),
-            std::string::npos)
+  EXPECT_NE(
+      not_loaded->ranked_by.find("weigh against it (-2: nvidia-smi shows the driver's version"),
+      std::string::npos)
       << not_loaded->ranked_by;
 }
 
